@@ -1,0 +1,22 @@
+// Package sim is tsim's discrete-event engine: a virtual clock, an event
+// calendar with cheap cancellation, named random streams derived from one
+// master seed, service-time distributions parsed from strings, and the
+// statistics a simulation study needs (tallies, quantiles, time-weighted
+// levels, samplers, confidence intervals, warm-up deletion).
+//
+// An Engine is a plain value driven by one goroutine: no locks, no goroutine
+// per entity, no wall clock. Concurrency lives only across replications, each
+// with its own Engine. Given the same seed, a run is the same sequence of
+// events, bit for bit.
+//
+// Ties. Events are ordered by (time, class, insertion sequence). At one
+// instant, every ClassRelease event runs before every ClassCompletion event,
+// then ClassTimeout, then ClassArrival, then ClassSample. So a resource freed
+// at t is visible to an acquisition at t; a service that completes exactly at
+// its caller's deadline counts as completed (completion beats timeout); and a
+// sampler at t sees the state after everything else that happened at t.
+//
+// Package sim imports nothing else of tsim, and never the wall clock
+// (time.Now, time.Sleep), the global math/rand functions, os or net; a test
+// keeps it so.
+package sim
