@@ -1,0 +1,62 @@
+package model
+
+// Admission and throttle decisions are plain functions of state, shared by
+// the simulator and the real executor, so that cross-validation tests the
+// model and not two implementations of it.
+
+// Decision is what a front door does with an arriving request.
+type Decision uint8
+
+const (
+	DecisionRun    Decision = iota // start now
+	DecisionQueue                  // wait in the admission queue
+	DecisionReject                 // refuse at once (HTTP 503 Server Too Busy)
+)
+
+var decisionNames = [...]string{"run", "queue", "reject"}
+
+func (d Decision) String() string { return decisionNames[d] }
+
+// DecideClassic is the ASP.NET RequestQueue rule (IIS 6 / classic pipeline,
+// throttle-facts §2b): a request runs at once when at least minFree worker
+// threads are free and nobody is queued; otherwise it is queued unless the
+// queue already holds queueLimit requests.
+func DecideClassic(maxWorkers, busyWorkers, minFree, queued, queueLimit int) Decision {
+	if maxWorkers-busyWorkers >= minFree && queued == 0 {
+		return DecisionRun
+	}
+	if queued >= queueLimit {
+		return DecisionReject
+	}
+	return DecisionQueue
+}
+
+// CanDrainClassic reports whether the head of the classic queue may start.
+func CanDrainClassic(maxWorkers, busyWorkers, minFree int) bool {
+	return maxWorkers-busyWorkers >= minFree
+}
+
+// DecideConcurrent is a concurrency cap with a bounded FIFO (IIS 7 integrated
+// MaxConcurrentRequestsPerCPU, Tomcat maxThreads/acceptCount,
+// throttle-facts §2c, §8). With countExecuting the limit counts queued and
+// executing requests together (.NET 4 requestQueueLimit).
+func DecideConcurrent(executing, maxExecuting, queued, queueLimit int, countExecuting bool) Decision {
+	if executing < maxExecuting && queued == 0 {
+		return DecisionRun
+	}
+	depth := queued
+	if countExecuting {
+		depth += executing
+	}
+	if depth >= queueLimit {
+		return DecisionReject
+	}
+	return DecisionQueue
+}
+
+// ShouldInject is the CLR gate rule (throttle-facts §3, simplified to its
+// low-CPU branch): at a gate tick, add one thread when work is queued, no
+// thread is idle and the pool is below its maximum.
+func ShouldInject(threads, busy, max, queued int) bool {
+	return queued > 0 && busy >= threads && threads < max
+}

@@ -1,0 +1,591 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// callStat is the shared state and statistics of one caller→target pair:
+// its connection pool (System.Net's ServicePoint, Go's per-host limit) and
+// the proxies of each call site.
+type callStat struct {
+	r      *runner
+	from   string
+	to     int
+	spec   *Call
+	conns  *slots
+	proxy  *proxyState
+	backoff    sim.Sampler
+	hasBackoff bool
+	jitter     *sim.Stream
+
+	lvInUse, lvWaiting sim.Level
+	wait               *sim.Histogram
+	calls, timedOut, rejected, failed, retries int64
+}
+
+// cost returns the CPU one side spends on a message of kb kilobytes.
+func (b *Binding) cost(kb float64) time.Duration {
+	return b.CPUBase + time.Duration(float64(b.CPUPerKB)*kb)
+}
+
+// wire returns the transfer time of a message of kb kilobytes.
+func (c *Call) wire(kb float64) time.Duration {
+	d := c.Network.Latency
+	if bw := c.Network.Bandwidth; bw > 0 {
+		bytes := float64(c.Binding.Overhead) + c.Binding.Factor*kb*1024
+		d += sim.FromSeconds(bytes / bw)
+	}
+	return d
+}
+
+func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
+	name := "load"
+	if from != nil {
+		name = from.spec.Name
+	}
+	for _, cs := range r.calls {
+		if cs.spec == spec {
+			return cs
+		}
+	}
+	cs := &callStat{r: r, from: name, to: spec.Target, spec: spec, wait: sim.NewHistogram()}
+	// Callers of one target from one tier share its connection pool.
+	for _, o := range r.calls {
+		if o.from == name && o.to == spec.Target {
+			cs.conns = o.conns
+		}
+	}
+	if cs.conns == nil {
+		cs.conns = newSlots(r.e, spec.Conn.Limit)
+		c := cs
+		cs.conns.onChange = func() {
+			now := r.e.Now()
+			c.lvInUse.Set(now, float64(c.conns.inUse))
+			c.lvWaiting.Set(now, float64(c.conns.waiting))
+		}
+	}
+	cs.proxy = &proxyState{cs: cs, opening: spec.Proxy.Kind == ProxySharedNoOpen}
+	if spec.Proxy.Kind == ProxySharedNoOpen {
+		cs.proxy.mutex = newSlots(r.e, 1)
+	}
+	if spec.Proxy.Kind == ProxyPoolWait {
+		cs.proxy.pool = newSlots(r.e, spec.Proxy.PoolSize)
+	}
+	path := fmtPath("call", name, r.top.Tiers[spec.Target].Name)
+	if !spec.Retry.Backoff.IsZero() {
+		cs.backoff = spec.Retry.Backoff.Sampler(r.e.Stream(path + "/backoff"))
+		cs.hasBackoff = true
+	}
+	cs.jitter = r.e.Stream(path + "/jitter")
+	r.calls = append(r.calls, cs)
+	if from != nil {
+		from.out = append(from.out, cs)
+	}
+	return cs
+}
+
+func (cs *callStat) resetStats(now sim.Time) {
+	cs.lvInUse.Reset(now)
+	cs.lvWaiting.Reset(now)
+	cs.wait.Reset()
+	cs.calls, cs.timedOut, cs.rejected, cs.failed, cs.retries = 0, 0, 0, 0, 0
+}
+
+func (cs *callStat) result(now sim.Time) results.Call {
+	return results.Call{
+		From: cs.from, To: cs.r.top.Tiers[cs.to].Name,
+		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
+		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(),
+		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(),
+		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
+		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
+	}
+}
+
+// ---------------------------------------------------------------------------
+// proxies
+
+// proxyState is one call site's client proxies.
+type proxyState struct {
+	cs      *callStat
+	shared  *proxyInst
+	opening bool   // shared-no-open: the open queue still exists
+	mutex   *slots // shared-no-open: calls go one at a time while opening
+	pool    *slots // pool-wait: PoolSize proxies
+	idle    []*proxyInst
+	nextID  int
+}
+
+// proxyInst is one client proxy (channel). A sessionful binding keeps a
+// server session (and, PerSession, an instance) for the proxy's life.
+type proxyInst struct {
+	id          int
+	perCall     bool // closed after one call
+	fresh       bool // not used yet: pays creation cost
+	session     bool // holds a server session slot
+	instance    bool
+	sessionTier *tierRT
+	lock        *slots // PerSession + ConcurrencyMode Single
+	jobs        int    // server jobs in progress on this proxy
+	dead        bool   // closed or aborted by the client
+}
+
+func (ps *proxyState) newInst(perCall bool) *proxyInst {
+	ps.nextID++
+	return &proxyInst{id: ps.nextID, perCall: perCall, fresh: true}
+}
+
+// closeSession ends the proxy's server session, if any.
+func (p *proxyInst) closeSession() {
+	if !p.session {
+		return
+	}
+	p.session = false
+	t := p.sessionTier
+	t.sessions.release()
+	if p.instance {
+		p.instance = false
+		t.instances.release()
+	}
+}
+
+// close is the client closing (or aborting) the proxy.
+func (p *proxyInst) close() {
+	p.dead = true
+	if p.jobs == 0 {
+		p.closeSession()
+	}
+}
+
+// ---------------------------------------------------------------------------
+// calls
+
+// call is one request/reply from a caller (a job, or a user of the load) to
+// a target tier, with its attempts.
+type call struct {
+	r      *runner
+	cs     *callStat
+	spec   *Call
+	from   *tierRT // nil: the load
+	caller *job    // nil: the load
+	user   *user
+	root   *rootReq
+
+	attempt  int
+	phase    int
+	done     bool
+	gaveUp   bool // the caller stopped waiting: the server's work is orphaned
+	outcome  results.Outcome
+	wr       waitRec
+	waitCat  int
+	cpu      sim.PSJob
+	timer    sim.EventID
+	deadline sim.EventID
+	proxy    *proxyInst
+	holdProx bool // holds the no-open mutex or a pool-wait slot
+	holdConn bool
+	server   *job
+	handshake time.Duration
+	phaseAt  sim.Time
+}
+
+const (
+	cpProxy = iota
+	cpCreate
+	cpHandshake
+	cpConn
+	cpEncode
+	cpSend
+	cpServer
+	cpRecv
+	cpDecode
+	cpDone
+)
+
+const (
+	ckGranted int32 = iota
+	ckCPUDone
+	ckTimer
+	ckDeadline
+	ckBackoff
+	ckWaitTimeout
+)
+
+func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root *rootReq) *call {
+	return &call{r: r, cs: r.callStat(spec, from), spec: spec, from: from, caller: caller, user: u, root: root}
+}
+
+// orphaned reports whether nobody waits for this call's reply any more.
+func (c *call) orphaned() bool {
+	if c.gaveUp || c.done {
+		return true
+	}
+	if c.caller != nil {
+		return c.caller.orphaned()
+	}
+	return false
+}
+
+// begin starts the first attempt.
+func (c *call) begin() {
+	if c.r.measuring {
+		c.cs.calls++
+	}
+	c.attemptStart()
+}
+
+func (c *call) attemptStart() {
+	c.attempt++
+	c.phase = cpProxy
+	if c.spec.Timeout > 0 {
+		c.deadline = c.r.e.Schedule(c.spec.Timeout, sim.ClassTimeout, c, ckDeadline, nil)
+	}
+	c.advance()
+}
+
+func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
+	now := e.Now()
+	switch kind {
+	case ckGranted:
+		c.root.charge(c.waitCat, now.Sub(c.phaseAt))
+		if c.phase == cpConn {
+			c.holdConn = true
+			if c.timer.Valid() {
+				e.Cancel(c.timer)
+				c.timer = sim.EventID{}
+			}
+			if c.r.measuring {
+				c.cs.wait.Record(now.Sub(c.phaseAt))
+			}
+		} else {
+			c.holdProx = true
+			c.takeInst()
+		}
+		c.phase++
+		c.advance()
+	case ckCPUDone:
+		c.root.charge(bdCPU, now.Sub(c.phaseAt))
+		c.phase++
+		c.advance()
+	case ckTimer:
+		c.timer = sim.EventID{}
+		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.phase++
+		c.advance()
+	case ckDeadline:
+		c.deadline = sim.EventID{}
+		c.fail(results.TimedOut)
+	case ckWaitTimeout:
+		c.timer = sim.EventID{}
+		c.fail(results.Failed)
+	case ckBackoff:
+		c.timer = sim.EventID{}
+		c.attemptStart()
+	}
+}
+
+// takeInst picks the proxy instance for this attempt once the proxy phase
+// may proceed.
+func (c *call) takeInst() {
+	ps := c.cs.proxy
+	switch c.spec.Proxy.Kind {
+	case ProxyShared, ProxySharedNoOpen:
+		if ps.shared == nil || ps.shared.dead {
+			ps.shared = ps.newInst(false)
+			ps.shared.fresh = false // opened at start-up
+		}
+		c.proxy = ps.shared
+	case ProxyPerUser:
+		if c.user.proxy == nil || c.user.proxy.dead {
+			c.user.proxy = ps.newInst(false)
+			c.user.proxy.fresh = false
+		}
+		c.proxy = c.user.proxy
+	case ProxyPerCall:
+		c.proxy = ps.newInst(true)
+	case ProxyPoolCreate, ProxyPoolWait:
+		for len(ps.idle) > 0 {
+			p := ps.idle[len(ps.idle)-1]
+			ps.idle = ps.idle[:len(ps.idle)-1]
+			if !p.dead {
+				c.proxy = p
+				return
+			}
+		}
+		c.proxy = ps.newInst(false)
+	}
+}
+
+func (c *call) callerCPU(d time.Duration) {
+	c.phaseAt = c.r.e.Now()
+	c.from.cpu.Start(&c.cpu, d, c, ckCPUDone, nil)
+}
+
+func (c *call) advance() {
+	for !c.done {
+		switch c.phase {
+		case cpProxy:
+			ps := c.cs.proxy
+			var s *slots
+			switch {
+			case c.spec.Proxy.Kind == ProxySharedNoOpen && ps.opening:
+				s = ps.mutex
+			case c.spec.Proxy.Kind == ProxyPoolWait:
+				s = ps.pool
+			}
+			if s != nil {
+				c.waitCat = bdThrottle
+				c.phaseAt = c.r.e.Now()
+				if !s.acquire(&c.wr, c, ckGranted, nil) {
+					return
+				}
+				c.holdProx = true
+			}
+			c.takeInst()
+		case cpCreate:
+			// A new proxy costs the caller CPU to build (ChannelFactory not
+			// cached) and, on a secure binding, a negotiation handshake.
+			c.handshake = 0
+			if c.proxy.fresh {
+				c.proxy.fresh = false
+				b := &c.spec.Binding
+				c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
+				if cost := c.spec.Proxy.CreateCost.Mean() + b.SessionCPU; c.from != nil && cost > 0 {
+					c.callerCPU(cost)
+					return
+				}
+			}
+		case cpHandshake:
+			if c.handshake > 0 {
+				c.phaseAt = c.r.e.Now()
+				c.timer = c.r.e.Schedule(c.handshake, sim.ClassCompletion, c, ckTimer, nil)
+				return
+			}
+		case cpConn:
+			cn := &c.spec.Conn
+			if mp := cn.MaxPending; mp > 0 && !c.cs.conns.free() && c.cs.conns.waiting >= mp {
+				c.fail(results.Rejected)
+				return
+			}
+			c.waitCat = bdConn
+			c.phaseAt = c.r.e.Now()
+			if !c.cs.conns.acquire(&c.wr, c, ckGranted, nil) {
+				if cn.WaitTimeout > 0 {
+					c.timer = c.r.e.Schedule(cn.WaitTimeout, sim.ClassTimeout, c, ckWaitTimeout, nil)
+				}
+				return
+			}
+			c.holdConn = true
+			if c.r.measuring {
+				c.cs.wait.Record(0)
+			}
+		case cpEncode:
+			if d := c.spec.Binding.cost(c.spec.RequestKB); d > 0 && c.from != nil {
+				c.callerCPU(d)
+				return
+			}
+		case cpSend:
+			if d := c.spec.wire(c.spec.RequestKB); d > 0 {
+				c.phaseAt = c.r.e.Now()
+				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
+				return
+			}
+		case cpServer:
+			t := c.r.tiers[c.spec.Target]
+			j := t.newJob(c)
+			if c.proxy != nil {
+				c.proxy.jobs++
+				if c.proxy.perCall && c.spec.Binding.SessionCPU > 0 {
+					j.extraCPU = c.spec.Binding.SessionCPU
+				}
+			}
+			c.server = j
+			c.phaseAt = c.r.e.Now()
+			t.arrive(j)
+			return
+		case cpRecv:
+			if d := c.spec.wire(c.spec.ReplyKB); d > 0 {
+				c.phaseAt = c.r.e.Now()
+				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
+				return
+			}
+		case cpDecode:
+			if d := c.spec.Binding.cost(c.spec.ReplyKB); d > 0 && c.from != nil {
+				c.callerCPU(d)
+				return
+			}
+		case cpDone:
+			c.end(results.Completed)
+			return
+		}
+		c.phase++
+	}
+}
+
+// serverDone is the target's reply (or error) arriving back.
+func (c *call) serverDone(o results.Outcome) {
+	if c.done || c.phase != cpServer {
+		return
+	}
+	c.server = nil
+	if o != results.Completed {
+		c.fail(o)
+		return
+	}
+	c.phase++
+	c.advance()
+}
+
+// fail ends the attempt with an error and releases what the client holds.
+// The server's work, if it started, goes on (orphaned).
+func (c *call) fail(o results.Outcome) {
+	if c.done {
+		return
+	}
+	c.stop()
+	if c.server != nil {
+		c.server.call = nil // orphaned: its reply will be discarded
+		c.server = nil
+	}
+	if c.proxy != nil && o == results.TimedOut && !c.proxy.perCall {
+		c.proxy.close() // WCF aborts a channel that timed out
+	}
+	if c.r.measuring {
+		switch o {
+		case results.TimedOut:
+			c.cs.timedOut++
+		case results.Rejected:
+			c.cs.rejected++
+		default:
+			c.cs.failed++
+		}
+	}
+	if (o == results.TimedOut || o == results.Rejected) && c.attempt < c.spec.Retry.Attempts && !c.callerGone() {
+		if c.r.measuring {
+			c.cs.retries++
+		}
+		c.releaseProxy()
+		c.timer = c.r.e.Schedule(c.backoff(), sim.ClassArrival, c, ckBackoff, nil)
+		return
+	}
+	c.end(o)
+}
+
+func (c *call) callerGone() bool { return c.caller != nil && c.caller.orphaned() }
+
+func (c *call) backoff() time.Duration {
+	if !c.cs.hasBackoff {
+		return 0
+	}
+	d := c.cs.backoff.Sample()
+	if j := c.spec.Retry.Jitter; j > 0 {
+		u := c.cs.jitter.Float64()
+		d = time.Duration(float64(d) * (1 - j*u))
+	}
+	return d
+}
+
+// stop cancels whatever the current attempt waits on and frees the
+// connection (a timed-out or failed HTTP request closes its connection).
+func (c *call) stop() {
+	e := c.r.e
+	if c.deadline.Valid() {
+		e.Cancel(c.deadline)
+		c.deadline = sim.EventID{}
+	}
+	if c.timer.Valid() {
+		e.Cancel(c.timer)
+		c.timer = sim.EventID{}
+	}
+	if c.wr.active {
+		c.wr.q.abandon(&c.wr)
+	}
+	if c.cpu.InService() {
+		c.from.cpu.Remove(&c.cpu)
+	}
+	if c.holdConn {
+		c.holdConn = false
+		c.cs.conns.release()
+	}
+}
+
+func (c *call) releaseProxy() {
+	ps := c.cs.proxy
+	p := c.proxy
+	c.proxy = nil
+	if p != nil {
+		switch c.spec.Proxy.Kind {
+		case ProxyPerCall:
+			p.close()
+		case ProxyPoolCreate:
+			if !p.dead && len(ps.idle) < c.spec.Proxy.PoolSize {
+				ps.idle = append(ps.idle, p)
+			} else {
+				p.close()
+			}
+		case ProxyPoolWait:
+			if !p.dead {
+				ps.idle = append(ps.idle, p)
+			}
+		}
+	}
+	if c.holdProx {
+		c.holdProx = false
+		switch c.spec.Proxy.Kind {
+		case ProxySharedNoOpen:
+			// The open queue drains when the last waiter has gone through.
+			if ps.mutex.waiting == 0 {
+				ps.opening = false
+			}
+			ps.mutex.release()
+		case ProxyPoolWait:
+			ps.pool.release()
+		}
+	}
+}
+
+// end finishes the call for good and tells the caller.
+func (c *call) end(o results.Outcome) {
+	c.stop()
+	c.releaseProxy()
+	c.done = true
+	c.outcome = o
+	if c.caller != nil {
+		c.r.e.Schedule(0, sim.ClassCompletion, c.caller, jkSubDone, c)
+	} else if c.user != nil {
+		c.user.callDone(c)
+	} else {
+		c.r.load.openDone(c)
+	}
+}
+
+// abandon is the caller giving up on the call (its own request aborted).
+func (c *call) abandon() {
+	if c.done {
+		return
+	}
+	c.gaveUp = true
+	c.stop()
+	if c.server != nil {
+		c.server.call = nil
+		c.server = nil
+	}
+	c.releaseProxy()
+	c.done = true
+	c.outcome = results.Failed
+}
+
+func fmtPath(parts ...any) string {
+	s := ""
+	for i, p := range parts {
+		if i > 0 {
+			s += "/"
+		}
+		s += fmt.Sprint(p)
+	}
+	return s
+}

@@ -1,0 +1,499 @@
+package model
+
+import (
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// job is one request inside a tier, from arrival to reply. It walks the
+// phases below, then its operation's steps, then releases what it holds in
+// reverse order.
+type job struct {
+	t     *tierRT
+	call  *call // the call that brought it; nil once that caller gave up (orphaned work)
+	root  *rootReq
+	proxy *proxyInst
+
+	phase    int
+	step     int
+	admitted bool
+	ended    bool
+	err      results.Outcome
+
+	wr       waitRec
+	waitCat  int
+	cpu      sim.PSJob
+	cpuStart sim.Time
+	cpuNeed  time.Duration
+	timer    sim.EventID
+	sub      *call
+
+	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
+	thread                                                             *threadPool
+	locks                                                              []int
+	extraCPU                                                           time.Duration
+
+	arrived, started, phaseAt sim.Time
+}
+
+// phases before the steps
+const (
+	jpWorker = iota
+	jpSession
+	jpInstance
+	jpCallSlot
+	jpConc
+	jpThread
+	jpDecode
+	jpSteps
+	jpEncode
+	jpDone
+)
+
+// event kinds
+const (
+	jkGranted int32 = iota
+	jkCPUDone
+	jkWaitDone
+	jkSubDone
+	jkRethread // an async handler got a thread back after a call
+	jkRelock   // a reentrant handler got its instance lock back after a call
+)
+
+func (t *tierRT) newJob(c *call) *job {
+	now := t.r.e.Now()
+	j := &job{t: t, call: c, root: c.root, proxy: c.proxy, arrived: now}
+	return j
+}
+
+// orphaned reports whether nobody waits for this job's reply any more.
+func (j *job) orphaned() bool {
+	return j.call == nil || j.call.orphaned()
+}
+
+func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
+	now := e.Now()
+	switch kind {
+	case jkGranted:
+		j.root.charge(j.waitCat, now.Sub(j.phaseAt))
+		j.grantedPhase()
+		j.phase++
+		j.advance()
+	case jkCPUDone:
+		j.cpuDone(now)
+		j.next()
+	case jkWaitDone:
+		j.timer = sim.EventID{}
+		j.root.charge(bdExternal, now.Sub(j.phaseAt))
+		j.next()
+	case jkSubDone:
+		j.subDone(arg.(*call))
+	case jkRethread:
+		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.holdThread = true
+		j.afterCall()
+	case jkRelock:
+		j.root.charge(bdLock, now.Sub(j.phaseAt))
+		j.holdConc = true
+		j.afterCall()
+	}
+}
+
+// next moves past a completed step (or the decode/encode phase).
+func (j *job) next() {
+	if j.phase == jpSteps {
+		j.step++
+	} else {
+		j.phase++
+	}
+	j.advance()
+}
+
+func (j *job) grantedPhase() {
+	switch j.phase {
+	case jpWorker:
+		j.holdWorker = true
+	case jpSession:
+		j.gotSession()
+	case jpInstance:
+		j.holdInstance = true
+		if j.t.spec.WCF.Instancing == SingleInstance {
+			j.t.singleInstance = true
+			j.holdInstance = false // the Single instance lives for the run
+		}
+	case jpCallSlot:
+		j.holdCall = true
+	case jpConc:
+		j.holdConc = true
+	case jpThread:
+		j.holdThread = true
+	case jpSteps:
+		// a lock step
+		st := &j.t.spec.Steps[j.step]
+		j.locks = append(j.locks, st.Lock)
+		j.step++
+		j.phase-- // jkGranted increments the phase; stay in the steps
+	}
+}
+
+// wait queues the job on s; it reports whether the slot was taken at once.
+func (j *job) wait(s *slots, cat int) bool {
+	j.waitCat = cat
+	j.phaseAt = j.t.r.e.Now()
+	return s.acquire(&j.wr, j, jkGranted, nil)
+}
+
+func (j *job) waitThread(p *threadPool, kind int32) bool {
+	j.waitCat = bdThread
+	j.phaseAt = j.t.r.e.Now()
+	return p.acquire(&j.wr, j, kind, nil)
+}
+
+func (t *tierRT) usesWorker() bool {
+	switch t.spec.Host {
+	case HostASPNetClassic, HostIISIntegrated:
+		return t.spec.Admission.SyncModule || !t.wcf
+	}
+	return false
+}
+
+// handlerPool is the pool the operation runs on.
+func (t *tierRT) handlerPool() *threadPool {
+	if t.wcf {
+		return t.io
+	}
+	return t.worker
+}
+
+func (j *job) sessionful() bool {
+	return j.t.wcf && j.call != nil && j.call.spec.Binding.Sessionful
+}
+
+// advance runs phases until one must wait.
+func (j *job) advance() {
+	t := j.t
+	w := t.spec.WCF
+	for !j.ended {
+		switch j.phase {
+		case jpWorker:
+			if t.usesWorker() {
+				if !j.waitThread(t.worker, jkGranted) {
+					return
+				}
+				j.holdWorker = true
+			}
+		case jpSession:
+			if w != nil && j.proxy != nil && j.sessionful() && !j.proxy.session {
+				if !j.wait(t.sessions, bdThrottle) {
+					return
+				}
+				j.gotSession()
+			}
+		case jpInstance:
+			if w != nil {
+				switch {
+				case w.Instancing == SingleInstance:
+					if !t.singleInstance {
+						if !j.wait(t.instances, bdThrottle) {
+							return
+						}
+						t.singleInstance = true
+					}
+				case w.Instancing == PerCall || !j.sessionful():
+					if !j.wait(t.instances, bdThrottle) {
+						return
+					}
+					j.holdInstance = true
+				}
+			}
+		case jpCallSlot:
+			if w != nil {
+				if !j.wait(t.calls, bdThrottle) {
+					return
+				}
+				j.holdCall = true
+			}
+		case jpConc:
+			if l := j.concLock(); l != nil {
+				if !j.wait(l, bdLock) {
+					return
+				}
+				j.holdConc = true
+			}
+		case jpThread:
+			p := t.handlerPool()
+			j.thread = p
+			if p == t.worker && j.holdWorker {
+				// An ASP.NET page runs on the worker thread it was given.
+				j.holdWorker, j.holdThread = false, true
+			} else {
+				if !j.waitThread(p, jkGranted) {
+					return
+				}
+				j.holdThread = true
+			}
+		case jpDecode:
+			need := j.extraCPU
+			if j.call != nil {
+				b := &j.call.spec.Binding
+				need += b.cost(j.call.spec.RequestKB)
+			}
+			if need > 0 {
+				j.useCPU(need)
+				return
+			}
+		case jpSteps:
+			if j.step >= len(t.spec.Steps) {
+				break
+			}
+			if !j.runStep() {
+				return
+			}
+			j.step++
+			continue
+		case jpEncode:
+			if j.call != nil {
+				b := &j.call.spec.Binding
+				if need := b.cost(j.call.spec.ReplyKB); need > 0 {
+					j.useCPU(need)
+					return
+				}
+			}
+		case jpDone:
+			j.finish(results.Completed)
+			return
+		}
+		j.phase++
+	}
+}
+
+// runStep starts the current step; it reports whether the step completed
+// at once (so the caller moves on).
+func (j *job) runStep() bool {
+	t := j.t
+	st := &t.spec.Steps[j.step]
+	switch st.Kind {
+	case StepCPU:
+		j.useCPU(t.demandSampler[j.step].Sample())
+		return false
+	case StepWait:
+		d := t.demandSampler[j.step].Sample()
+		j.phaseAt = t.r.e.Now()
+		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
+		return false
+	case StepLock:
+		if !j.wait(t.locks[st.Lock], bdLock) {
+			return false
+		}
+		j.locks = append(j.locks, st.Lock)
+		return true
+	case StepUnlock:
+		j.unlock(st.Lock)
+		return true
+	case StepCall:
+		j.startCall(st.Call)
+		return false
+	}
+	return true
+}
+
+func (j *job) unlock(l int) {
+	for i, h := range j.locks {
+		if h == l {
+			j.locks = append(j.locks[:i], j.locks[i+1:]...)
+			j.t.locks[l].release()
+			return
+		}
+	}
+}
+
+func (j *job) useCPU(d time.Duration) {
+	j.cpuStart = j.t.r.e.Now()
+	j.cpuNeed = d
+	j.t.cpu.Start(&j.cpu, d, j, jkCPUDone, nil)
+}
+
+func (j *job) cpuDone(now sim.Time) {
+	el := now.Sub(j.cpuStart)
+	j.root.charge(bdCPU, j.cpuNeed)
+	if el > j.cpuNeed {
+		j.root.charge(bdCPUWait, el-j.cpuNeed)
+	}
+	if j.orphaned() && j.t.r.measuring {
+		j.t.wasted += j.cpuNeed
+	}
+}
+
+func (j *job) concLock() *slots {
+	t := j.t
+	w := t.spec.WCF
+	if w == nil || w.Concurrency == ConcurrencyMultiple {
+		return nil
+	}
+	if t.concLock != nil {
+		return t.concLock
+	}
+	if w.Instancing == PerSession && j.sessionful() && j.proxy != nil {
+		if j.proxy.lock == nil {
+			j.proxy.lock = newSlots(t.r.e, 1)
+		}
+		return j.proxy.lock
+	}
+	return nil
+}
+
+func (j *job) gotSession() {
+	p := j.proxy
+	p.session = true
+	p.sessionTier = j.t
+	if j.t.spec.WCF.Instancing == PerSession {
+		p.instance = true // one instance per session, counted with it
+	}
+	if p.perCall {
+		j.holdSession = true
+	}
+}
+
+// ---------------------------------------------------------------------------
+// downstream calls
+
+func (j *job) startCall(spec *Call) {
+	t := j.t
+	async := t.spec.Async
+	if async && j.holdThread {
+		j.thread.release()
+		j.holdThread = false
+		t.drain()
+	}
+	if t.spec.WCF != nil && t.spec.WCF.Concurrency == ConcurrencyReentrant && j.holdConc {
+		j.concLock().release()
+		j.holdConc = false
+	}
+	j.phaseAt = t.r.e.Now()
+	j.sub = t.r.newCall(spec, t, j, nil, j.root)
+	j.sub.begin()
+}
+
+func (j *job) subDone(c *call) {
+	if j.sub != c {
+		return
+	}
+	j.sub = nil
+	if c.outcome != results.Completed {
+		j.err = c.outcome
+	}
+	j.afterCall()
+}
+
+// afterCall re-takes what an async or reentrant handler gave up during the
+// call, then moves on (or fails if the call failed).
+func (j *job) afterCall() {
+	t := j.t
+	if t.spec.Async && !j.holdThread {
+		if !j.waitThread(j.thread, jkRethread) {
+			return
+		}
+		j.holdThread = true
+	}
+	if t.spec.WCF != nil && t.spec.WCF.Concurrency == ConcurrencyReentrant && !j.holdConc {
+		if l := j.concLock(); l != nil {
+			j.waitCat = bdLock
+			j.phaseAt = t.r.e.Now()
+			if !l.acquire(&j.wr, j, jkRelock, nil) {
+				return
+			}
+			j.holdConc = true
+		}
+	}
+	if j.err != results.Completed {
+		j.finish(j.err)
+		return
+	}
+	j.step++
+	j.advance()
+}
+
+// ---------------------------------------------------------------------------
+// the end
+
+// abort stops the job wherever it is (ASP.NET executionTimeout).
+func (j *job) abort() {
+	if j.ended {
+		return
+	}
+	t := j.t
+	if j.wr.active {
+		j.wr.q.abandon(&j.wr)
+	}
+	if j.cpu.InService() {
+		t.cpu.Remove(&j.cpu)
+	}
+	if j.timer.Valid() {
+		t.r.e.Cancel(j.timer)
+		j.timer = sim.EventID{}
+	}
+	if j.sub != nil {
+		s := j.sub
+		j.sub = nil
+		s.abandon()
+	}
+	j.finish(results.Failed)
+}
+
+func (j *job) finish(o results.Outcome) {
+	if j.ended {
+		return
+	}
+	j.ended = true
+	t := j.t
+	now := t.r.e.Now()
+	if j.wr.active {
+		j.wr.q.abandon(&j.wr)
+	}
+	for len(j.locks) > 0 {
+		j.unlock(j.locks[len(j.locks)-1])
+	}
+	if j.holdThread {
+		j.thread.release()
+	}
+	if j.holdConc {
+		j.concLock().release()
+	}
+	if j.holdCall {
+		t.calls.release()
+	}
+	if j.holdInstance {
+		t.instances.release()
+	}
+	if j.holdSession {
+		j.proxy.closeSession()
+	}
+	if j.holdWorker {
+		t.worker.release()
+	}
+	if j.admitted {
+		t.executing--
+		t.lvExec.Add(now, -1)
+	}
+	t.lvOut.Add(now, -1)
+	t.lvMem.Add(now, -float64(t.spec.MemoryPerRequest))
+	if o == results.Completed && t.r.measuring {
+		t.completed++
+		if t.idx == t.r.load.target {
+			t.r.entryDone++
+		}
+	}
+	if j.proxy != nil {
+		j.proxy.jobs--
+		if j.proxy.dead && j.proxy.jobs == 0 {
+			j.proxy.closeSession()
+		}
+	}
+	t.drain()
+	if c := j.call; c != nil {
+		j.call = nil
+		c.serverDone(o)
+	}
+}

@@ -1,0 +1,265 @@
+package model
+
+import (
+	"math"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// loadRT generates the workload: closed users following a schedule of
+// user counts, or open arrivals following a schedule of rates.
+type loadRT struct {
+	r      *runner
+	spec   *Load
+	target int
+
+	users   []*user // all users ever started, in order
+	active  int     // users wanted now
+	think   sim.Sampler
+	arrive  *sim.Stream
+	shape   sim.Sampler
+	hasShape bool
+
+	generated int64
+	openLive  int64
+}
+
+// user is one closed-loop user: think, request, wait, repeat.
+type user struct {
+	l       *loadRT
+	id      int
+	retired bool // asked to stop: leaves after its current request
+	busy    bool
+	thinkEv sim.EventID
+	proxy   *proxyInst
+	root    *rootReq
+}
+
+const (
+	lkSchedule int32 = iota
+	lkArrival
+	ukThinkDone
+)
+
+func newLoadRT(r *runner) *loadRT {
+	l := &loadRT{r: r, spec: &r.top.Load, target: r.top.Load.Call.Target}
+	if !l.spec.Think.IsZero() {
+		l.think = l.spec.Think.Sampler(r.e.Stream("load/think"))
+	} else {
+		l.think = sim.Const(0).Sampler(r.e.Stream("load/think"))
+	}
+	l.arrive = r.e.Stream("load/arrivals")
+	if !l.spec.Interarrival.IsZero() {
+		l.shape = l.spec.Interarrival.Sampler(r.e.Stream("load/interarrival"))
+		l.hasShape = true
+	}
+	return l
+}
+
+func (l *loadRT) start() {
+	switch l.spec.Kind {
+	case LoadClosed:
+		l.OnEvent(l.r.e, lkSchedule, nil)
+	case LoadOpen:
+		l.scheduleArrival()
+	}
+}
+
+// live returns the requests generated and not yet ended.
+func (l *loadRT) live() int64 {
+	n := l.openLive
+	for _, u := range l.users {
+		if u.root != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *loadRT) OnEvent(e *sim.Engine, kind int32, arg any) {
+	switch kind {
+	case lkSchedule:
+		now := time.Duration(e.Now())
+		want := int(math.Round(l.spec.Users.At(now)))
+		l.setUsers(want)
+		if next, ok := nextChange(l.spec.Users, now); ok {
+			e.ScheduleAt(sim.Time(next), sim.ClassArrival, l, lkSchedule, nil)
+		}
+	case lkArrival:
+		now := time.Duration(e.Now())
+		rate := l.spec.Rate.At(now)
+		max := l.spec.Rate.Max()
+		// Thinning (Lewis & Shedler): candidates at the peak rate are kept
+		// with probability rate(t)/peak.
+		if l.hasShape || l.arrive.Float64()*max < rate {
+			l.openRequest()
+		}
+		l.scheduleArrival()
+	}
+}
+
+func (l *loadRT) scheduleArrival() {
+	now := time.Duration(l.r.e.Now())
+	max := l.spec.Rate.Max()
+	if max <= 0 {
+		return
+	}
+	var gap time.Duration
+	if l.hasShape {
+		rate := l.spec.Rate.At(now)
+		if rate <= 0 {
+			next, ok := nextPositive(l.spec.Rate, now)
+			if !ok {
+				return
+			}
+			l.r.e.ScheduleAt(sim.Time(next), sim.ClassArrival, l, lkArrival, nil)
+			return
+		}
+		// A renewal process with the given shape, its mean rescaled to 1/rate.
+		gap = time.Duration(float64(l.shape.Sample()) / (l.spec.Interarrival.Mean().Seconds() * rate))
+	} else {
+		gap = sim.FromSeconds(l.arrive.ExpFloat64() / max)
+	}
+	l.r.e.Schedule(gap, sim.ClassArrival, l, lkArrival, nil)
+}
+
+func (l *loadRT) setUsers(want int) {
+	l.active = want
+	n := 0
+	for _, u := range l.users {
+		if !u.retired {
+			n++
+		}
+	}
+	// Retire the newest users first; bring back retired ones before new.
+	for i := len(l.users) - 1; i >= 0 && n > want; i-- {
+		u := l.users[i]
+		if !u.retired {
+			u.retired = true
+			n--
+			if !u.busy && u.thinkEv.Valid() {
+				l.r.e.Cancel(u.thinkEv)
+				u.thinkEv = sim.EventID{}
+			}
+		}
+	}
+	for _, u := range l.users {
+		if n >= want {
+			break
+		}
+		if u.retired && !u.busy && !u.thinkEv.Valid() {
+			u.retired = false
+			n++
+			u.think()
+		}
+	}
+	for n < want {
+		u := &user{l: l, id: len(l.users)}
+		l.users = append(l.users, u)
+		n++
+		u.think()
+	}
+}
+
+func (u *user) think() {
+	u.thinkEv = u.l.r.e.Schedule(u.l.think.Sample(), sim.ClassArrival, u, ukThinkDone, nil)
+}
+
+func (u *user) OnEvent(e *sim.Engine, kind int32, arg any) {
+	u.thinkEv = sim.EventID{}
+	if u.retired {
+		return
+	}
+	l := u.l
+	l.generated++
+	u.busy = true
+	u.root = &rootReq{start: e.Now()}
+	c := l.r.newCall(&l.spec.Call, nil, nil, u, u.root)
+	c.begin()
+}
+
+func (u *user) callDone(c *call) {
+	u.busy = false
+	root := u.root
+	u.root = nil
+	u.l.r.rootDone(root, c.outcome)
+	if !u.retired {
+		u.think()
+	}
+}
+
+func (l *loadRT) openRequest() {
+	l.generated++
+	l.openLive++
+	root := &rootReq{start: l.r.e.Now()}
+	c := l.r.newCall(&l.spec.Call, nil, nil, nil, root)
+	c.begin()
+}
+
+func (l *loadRT) openDone(c *call) {
+	l.openLive--
+	l.r.rootDone(c.root, c.outcome)
+}
+
+// nextChange returns the next instant after now at which the rounded value
+// of a piecewise-linear schedule changes.
+func nextChange(s Schedule, now time.Duration) (time.Duration, bool) {
+	cur := math.Round(s.At(now))
+	for i := 1; i < len(s); i++ {
+		a, b := s[i-1], s[i]
+		if b.At <= now {
+			continue
+		}
+		if a.At >= b.At { // a step
+			if math.Round(b.Value) != cur {
+				return b.At, true
+			}
+			continue
+		}
+		if a.Value == b.Value {
+			if math.Round(b.Value) != cur {
+				return maxDur(a.At, now+1), true
+			}
+			continue
+		}
+		// Crossing of the next rounding boundary on this segment.
+		var target float64
+		if b.Value > a.Value {
+			target = cur + 0.5
+		} else {
+			target = cur - 0.5
+		}
+		f := (target - a.Value) / (b.Value - a.Value)
+		if f >= 0 && f <= 1 {
+			t := a.At + time.Duration(math.Ceil(f*float64(b.At-a.At)))
+			if t <= now {
+				t = now + 1
+			}
+			return t, true
+		}
+		if math.Round(b.Value) != cur {
+			return b.At, true
+		}
+	}
+	return 0, false
+}
+
+func nextPositive(s Schedule, now time.Duration) (time.Duration, bool) {
+	for _, p := range s {
+		if p.At > now && p.Value > 0 {
+			return p.At, true
+		}
+	}
+	return 0, false
+}
+
+func maxDur(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+var _ = results.Completed

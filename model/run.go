@@ -1,0 +1,362 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// Options tune one run.
+type Options struct {
+	Seed uint64
+	// MaxPoints bounds the latency points kept for plots (default 20,000).
+	MaxPoints int
+	// NoSeries skips the time series (sweeps that only need summaries).
+	NoSeries bool
+}
+
+// Run simulates the topology once and returns its result. It fails only on
+// an internal error, such as a broken conservation law; a topology from
+// Load is always runnable.
+func Run(top *Topology, opt Options) (*results.Run, error) {
+	warm := top.Warmup
+	if warm < 0 {
+		// Automatic warm-up: a pilot run with the same seed follows the
+		// same trajectory; MSER-5 on its per-interval mean response times
+		// picks the truncation point, and the real run resets there.
+		pilot, err := runOnce(top, opt, 0)
+		if err != nil {
+			return nil, err
+		}
+		warm = autoWarmup(pilot, top.SampleEvery)
+	}
+	return runOnce(top, opt, warm)
+}
+
+func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run, err error) {
+	if opt.MaxPoints == 0 {
+		opt.MaxPoints = 20000
+	}
+	r := newRunner(top, opt, warmup)
+	r.start()
+	r.e.Run(sim.Time(top.Duration))
+	res = r.collect()
+	if !res.Requests.Conserved() {
+		return res, fmt.Errorf("model: requests not conserved: %+v", res.Requests)
+	}
+	return res, nil
+}
+
+// autoWarmup applies MSER-5 to the mean latency per sample interval.
+func autoWarmup(pilot *results.Run, every time.Duration) time.Duration {
+	if every <= 0 || len(pilot.Points) == 0 {
+		return 0
+	}
+	n := int(pilot.Duration/every.Seconds()) + 1
+	sum := make([]float64, n)
+	cnt := make([]float64, n)
+	for _, p := range pilot.Points {
+		i := int(p.T / every.Seconds())
+		if i >= n {
+			i = n - 1
+		}
+		sum[i] += p.Latency
+		cnt[i]++
+	}
+	var xs []float64
+	for i := range sum {
+		if cnt[i] > 0 {
+			xs = append(xs, sum[i]/cnt[i])
+		} else if len(xs) > 0 {
+			xs = append(xs, xs[len(xs)-1])
+		} else {
+			xs = append(xs, 0)
+		}
+	}
+	d := sim.MSER5(xs)
+	return time.Duration(d) * every
+}
+
+// ---------------------------------------------------------------------------
+// runner
+
+type runner struct {
+	e     *sim.Engine
+	top   *Topology
+	opt   Options
+	tiers []*tierRT
+	load  *loadRT
+
+	warmup    sim.Time
+	measuring bool // after warm-up
+
+	counts     results.Counts
+	mCompleted int64 // client completions after warm-up
+	mTimedOut  int64
+	mRejected  int64
+	mFailed    int64
+	mEnded     int64
+	entryDone  int64 // entry-tier replies after warm-up (incl. orphans)
+	firstTO    sim.Time
+
+	lat     *sim.Histogram
+	points  []results.Point
+	stride  int64
+	seen    int64
+	series  []results.Sample
+	calls   []*callStat
+	bd      [bdN]float64 // breakdown sums over measured completed roots
+	bdCount int64
+}
+
+func newRunner(top *Topology, opt Options, warmup time.Duration) *runner {
+	r := &runner{
+		e:       sim.New(opt.Seed),
+		top:     top,
+		opt:     opt,
+		warmup:  sim.Time(warmup),
+		lat:     sim.NewHistogram(),
+		stride:  1,
+		firstTO: -1,
+	}
+	for i := range top.Tiers {
+		r.tiers = append(r.tiers, newTierRT(r, i))
+	}
+	r.load = newLoadRT(r)
+	return r
+}
+
+const (
+	evWarmup int32 = iota
+	evSample
+)
+
+func (r *runner) start() {
+	if r.warmup > 0 {
+		r.e.ScheduleAt(r.warmup, sim.ClassSample, r, evWarmup, nil)
+	} else {
+		r.measuring = true
+	}
+	if !r.opt.NoSeries && r.top.SampleEvery > 0 {
+		r.e.ScheduleAt(0, sim.ClassSample, r, evSample, nil)
+	}
+	r.load.start()
+}
+
+func (r *runner) OnEvent(e *sim.Engine, kind int32, arg any) {
+	switch kind {
+	case evWarmup:
+		r.resetStats()
+	case evSample:
+		r.sample()
+		next := e.Now().Add(r.top.SampleEvery)
+		if next <= sim.Time(r.top.Duration) {
+			e.ScheduleAt(next, sim.ClassSample, r, evSample, nil)
+		}
+	}
+}
+
+func (r *runner) resetStats() {
+	now := r.e.Now()
+	r.measuring = true
+	r.lat.Reset()
+	r.mCompleted, r.mTimedOut, r.mRejected, r.mFailed, r.mEnded, r.entryDone = 0, 0, 0, 0, 0, 0
+	r.bd, r.bdCount = [bdN]float64{}, 0
+	for _, t := range r.tiers {
+		t.resetStats(now)
+	}
+	for _, c := range r.calls {
+		c.resetStats(now)
+	}
+}
+
+func (r *runner) sample() {
+	now := r.e.Now()
+	s := results.Sample{T: now.Seconds(), Tiers: make([]results.TierSample, len(r.tiers))}
+	for i, t := range r.tiers {
+		s.Tiers[i] = t.sample(now)
+	}
+	r.series = append(r.series, s)
+}
+
+// rootDone records the end of a top-level request.
+func (r *runner) rootDone(root *rootReq, o results.Outcome) {
+	now := r.e.Now()
+	lat := now.Sub(root.start)
+	switch o {
+	case results.Completed:
+		r.counts.Completed++
+	case results.TimedOut:
+		r.counts.TimedOut++
+		if r.firstTO < 0 {
+			r.firstTO = now
+		}
+	case results.Rejected:
+		r.counts.Rejected++
+	case results.Failed:
+		r.counts.Failed++
+	}
+	root.done = true
+	if r.measuring {
+		r.mEnded++
+		switch o {
+		case results.Completed:
+			r.mCompleted++
+			r.lat.Record(lat)
+			for i := range root.bd {
+				r.bd[i] += root.bd[i].Seconds()
+			}
+			r.bdCount++
+		case results.TimedOut:
+			r.mTimedOut++
+		case results.Rejected:
+			r.mRejected++
+		case results.Failed:
+			r.mFailed++
+		}
+	}
+	r.point(now, lat, o)
+}
+
+// point keeps a bounded, deterministic subsample of request outcomes: every
+// stride-th; when the buffer fills, every other point is dropped and the
+// stride doubles.
+func (r *runner) point(now sim.Time, lat time.Duration, o results.Outcome) {
+	r.seen++
+	if r.seen%r.stride != 0 {
+		return
+	}
+	if len(r.points) >= r.opt.MaxPoints {
+		k := 0
+		for i := 1; i < len(r.points); i += 2 {
+			r.points[k] = r.points[i]
+			k++
+		}
+		r.points = r.points[:k]
+		r.stride *= 2
+		if r.seen%r.stride != 0 {
+			return
+		}
+	}
+	r.points = append(r.points, results.Point{T: now.Seconds(), Latency: lat.Seconds(), Outcome: o})
+}
+
+func (r *runner) collect() *results.Run {
+	now := r.e.Now()
+	res := &results.Run{
+		Seed:         r.opt.Seed,
+		Duration:     r.top.Duration.Seconds(),
+		Warmup:       r.warmup.Seconds(),
+		Events:       r.e.Events(),
+		TraceHash:    r.e.TraceHash(),
+		Series:       r.series,
+		Points:       r.points,
+		FirstTimeout: -1,
+	}
+	if r.firstTO >= 0 {
+		res.FirstTimeout = r.firstTO.Seconds()
+	}
+	c := r.counts
+	c.Generated = r.load.generated
+	c.InFlight = c.Generated - c.Completed - c.TimedOut - c.Rejected - c.Failed
+	if live := r.load.live(); live != c.InFlight {
+		// Conservation is checked independently: the in-flight count derived
+		// from the others must equal the requests still open.
+		c.InFlight = live
+	}
+	res.Requests = c
+	span := (now - r.warmup).Seconds()
+	if span > 0 {
+		res.ThroughputPerS = float64(r.entryDone) / span
+		res.GoodputPerS = float64(r.mCompleted) / span
+	}
+	if r.mEnded > 0 {
+		res.TimeoutRate = float64(r.mTimedOut) / float64(r.mEnded)
+		res.RejectRate = float64(r.mRejected) / float64(r.mEnded)
+	}
+	if r.lat.Count() > 0 {
+		q := func(p float64) float64 { return r.lat.Quantile(p).Seconds() }
+		res.Latency = results.Latency{Mean: r.lat.Mean().Seconds(), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: r.lat.Max().Seconds()}
+		res.Quantiles = make([]float64, 999)
+		for i := range res.Quantiles {
+			res.Quantiles[i] = q(float64(i+1) / 1000)
+		}
+	}
+	if r.bdCount > 0 {
+		n := float64(r.bdCount)
+		b := r.bd
+		res.Breakdown = results.Breakdown{
+			ConnWait: b[bdConn] / n, AdmissionWait: b[bdAdmit] / n, ThreadWait: b[bdThread] / n,
+			ThrottleWait: b[bdThrottle] / n, LockWait: b[bdLock] / n, CPUWait: b[bdCPUWait] / n,
+			CPU: b[bdCPU] / n, ExternalWait: b[bdExternal] / n, Network: b[bdNet] / n, Other: b[bdOther] / n,
+		}
+	}
+	for _, t := range r.tiers {
+		res.TierNames = append(res.TierNames, t.spec.Name)
+		res.Tiers = append(res.Tiers, t.result(now))
+	}
+	for _, cs := range r.calls {
+		res.Calls = append(res.Calls, cs.result(now))
+	}
+	return res
+}
+
+// ---------------------------------------------------------------------------
+// breakdown categories
+
+const (
+	bdConn = iota
+	bdAdmit
+	bdThread
+	bdThrottle
+	bdLock
+	bdCPUWait
+	bdCPU
+	bdExternal
+	bdNet
+	bdOther
+	bdN
+)
+
+// rootReq is one top-level request of the load.
+type rootReq struct {
+	start sim.Time
+	done  bool
+	bd    [bdN]time.Duration
+}
+
+// charge adds a span to a category of the root's breakdown, unless the root
+// has ended (the work is orphaned and no longer on anybody's critical path).
+func (root *rootReq) charge(cat int, d time.Duration) {
+	if root != nil && !root.done {
+		root.bd[cat] += d
+	}
+}
+
+// ---------------------------------------------------------------------------
+// levels
+
+// integ is a time integral of a level, for averages over sample intervals.
+type integ struct {
+	v, area float64
+	last    sim.Time
+}
+
+func (g *integ) set(now sim.Time, v float64) {
+	g.area += g.v * float64(now-g.last)
+	g.last = now
+	g.v = v
+}
+
+// take returns the area since the previous take and restarts it.
+func (g *integ) take(now sim.Time) float64 {
+	g.set(now, g.v)
+	a := g.area
+	g.area = 0
+	return a
+}
+
+func mathInf() float64 { return math.Inf(1) }

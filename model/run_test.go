@@ -1,0 +1,63 @@
+package model
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// pipelineTopology is the engine issue's reference model built in Go: 100
+// users, think exp(1s); a front end with 96 threads calls the back end
+// through 2 connections; the back end uses a CPU for exp(50ms), then waits
+// exp(100ms); users give up after timeout.
+func pipelineTopology(timeout time.Duration, dur time.Duration) *Topology {
+	unlimited := Pool{Min: 1, Max: 1 << 20, Injection: InjectNone}
+	return &Topology{
+		Duration:    dur,
+		SampleEvery: time.Second,
+		Tiers: []Tier{
+			{Name: "fe", Cores: 8, CostMultiplier: 1, Worker: Pool{Min: 96, Max: 96}, IO: unlimited,
+				Steps: []Step{{Kind: StepCall, Call: &Call{Target: 1, Conn: Conn{Limit: 2}}}}},
+			{Name: "be", Cores: 8, CostMultiplier: 1, Worker: unlimited, IO: unlimited,
+				Steps: []Step{
+					{Kind: StepCPU, Demand: sim.Exp(50 * time.Millisecond)},
+					{Kind: StepWait, Demand: sim.Exp(100 * time.Millisecond)},
+				}},
+		},
+		Load: Load{Kind: LoadClosed, Users: Schedule{{0, 100}}, Think: sim.Exp(time.Second),
+			Call: Call{Target: 0, Timeout: timeout}},
+	}
+}
+
+func TestPipelineTheory(t *testing.T) {
+	res, err := Run(pipelineTopology(20*time.Second, time.Hour), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests %+v throughput %.3f/s goodput %.3f/s mean %.3fs p99 %.3fs events %d",
+		res.Requests, res.ThroughputPerS, res.GoodputPerS, res.Latency.Mean, res.Latency.P99, res.Events)
+	// Bottleneck: 2 connections each held ~150 ms → X = 2/0.15 = 13.33/s;
+	// response-time law R = N/X − Z = 100/13.33 − 1 = 6.5 s.
+	if math.Abs(res.GoodputPerS-13.33) > 0.4 {
+		t.Errorf("throughput %.3f, want ≈13.33", res.GoodputPerS)
+	}
+	if math.Abs(res.Latency.Mean-6.5) > 0.4 {
+		t.Errorf("mean response %.3f, want ≈6.5", res.Latency.Mean)
+	}
+}
+
+func TestPipelineShortTimeoutOrphans(t *testing.T) {
+	res, err := Run(pipelineTopology(6*time.Second, 20*time.Minute), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("requests %+v throughput %.3f/s goodput %.3f/s wasted %.1f", res.Requests, res.ThroughputPerS, res.GoodputPerS, res.Tiers[1].WastedCPUSeconds)
+	if f := float64(res.Requests.TimedOut) / float64(res.Requests.Generated); f < 0.9 {
+		t.Errorf("timed out fraction %.3f, want > 0.9", f)
+	}
+	if res.ThroughputPerS < 12 {
+		t.Errorf("back end completions %.2f/s, want it still busy at ≈13/s", res.ThroughputPerS)
+	}
+}

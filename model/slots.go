@@ -1,0 +1,139 @@
+package model
+
+import "github.com/tsim-dev/tsim/sim"
+
+// waitRec is one waiter in a slots queue. It lives inside the waiting
+// entity (a request waits for one thing at a time), so waiting allocates
+// nothing once the queue has grown.
+type waitRec struct {
+	h      sim.Handler
+	kind   int32
+	arg    any
+	active bool
+	q      *slots
+	since  sim.Time
+	ticket uint64 // which queue entry is live; older entries of a reused record are stale
+}
+
+type ticket struct {
+	w *waitRec
+	t uint64
+}
+
+func (t ticket) live() bool { return t.w.active && t.w.ticket == t.t }
+
+// slots is the one template for every counted resource (connections, WCF
+// throttles, locks, proxies): a count, a limit and a FIFO of waiters. A
+// freed slot is handed to the next waiter that is still waiting before the
+// count drops (net/http's MaxConnsPerHost discipline): the grant is
+// delivered as a ClassRelease event at the same instant, so it beats any
+// timeout or new arrival at that instant.
+type slots struct {
+	e       *sim.Engine
+	limit   int // 0 = unlimited
+	inUse   int
+	q       []ticket // ring buffer
+	tickets uint64
+	head, n int
+	waiting int // live waiters (n counts abandoned ones too)
+
+	// onChange is called after inUse or waiting changed (for levels).
+	onChange func()
+}
+
+func newSlots(e *sim.Engine, limit int) *slots { return &slots{e: e, limit: limit} }
+
+func (s *slots) free() bool { return s.limit == 0 || s.inUse < s.limit }
+
+// acquire takes a slot now and returns true, or queues w and returns false;
+// w's handler then gets (kind, arg) when the slot is handed over.
+func (s *slots) acquire(w *waitRec, h sim.Handler, kind int32, arg any) bool {
+	if s.free() && s.waiting == 0 {
+		s.inUse++
+		s.changed()
+		return true
+	}
+	w.h, w.kind, w.arg, w.active, w.q, w.since = h, kind, arg, true, s, s.e.Now()
+	s.tickets++
+	w.ticket = s.tickets
+	s.push(ticket{w, w.ticket})
+	s.waiting++
+	s.changed()
+	return false
+}
+
+// abandon removes w from the queue (its owner gave up). It reports whether
+// w was still waiting.
+func (s *slots) abandon(w *waitRec) bool {
+	if !w.active || w.q != s {
+		return false
+	}
+	w.active = false
+	w.h, w.arg = nil, nil
+	s.waiting--
+	s.changed()
+	return true
+}
+
+// release frees one slot, handing it to the next live waiter if any.
+func (s *slots) release() {
+	if s.inUse <= 0 {
+		panic("model: release of a free slot")
+	}
+	s.inUse--
+	s.grant()
+	s.changed()
+}
+
+// setLimit changes the limit (thread injection) and grants what it frees.
+func (s *slots) setLimit(limit int) {
+	s.limit = limit
+	s.grant()
+	s.changed()
+}
+
+func (s *slots) grant() {
+	for s.waiting > 0 && s.free() {
+		t := s.pop()
+		if !t.live() {
+			continue
+		}
+		w := t.w
+		w.active = false
+		s.waiting--
+		s.inUse++
+		h, k, a := w.h, w.kind, w.arg
+		w.h, w.arg = nil, nil
+		s.e.Schedule(0, sim.ClassRelease, h, k, a)
+	}
+	// Drop abandoned records at the head so the ring does not fill with them.
+	for s.n > 0 && !s.q[s.head].live() {
+		s.pop()
+	}
+}
+
+func (s *slots) changed() {
+	if s.onChange != nil {
+		s.onChange()
+	}
+}
+
+func (s *slots) push(w ticket) {
+	if s.n == len(s.q) {
+		nq := make([]ticket, 2*len(s.q)+4)
+		for i := 0; i < s.n; i++ {
+			nq[i] = s.q[(s.head+i)%len(s.q)]
+		}
+		s.q, s.head = nq, 0
+	}
+	s.q[(s.head+s.n)%len(s.q)] = w
+	s.n++
+}
+
+func (s *slots) pop() ticket {
+	w := s.q[s.head]
+	s.q[s.head] = ticket{}
+	s.head = (s.head + 1) % len(s.q)
+	s.n--
+	return w
+}

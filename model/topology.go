@@ -1,0 +1,320 @@
+package model
+
+import (
+	"time"
+
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// Topology is one system under one load, resolved and validated: every
+// default filled in, every name turned into an index. Variants and sweep
+// points of an experiment are each a Topology.
+type Topology struct {
+	Tiers []Tier
+	Load  Load
+
+	Duration    time.Duration // simulated run length
+	Warmup      time.Duration // statistics before this instant are discarded; <0 means automatic (MSER-5)
+	SampleEvery time.Duration // time-series interval
+}
+
+// HostKind is how a tier is hosted, which decides its admission path and
+// which thread pools a request uses.
+type HostKind uint8
+
+const (
+	HostSelf          HostKind = iota // self-hosted process (console, Windows service): no admission, WCF on I/O threads
+	HostASPNetClassic                 // IIS 6 / classic pipeline: ASP.NET RequestQueue (minFreeThreads)
+	HostIISIntegrated                 // IIS 7+ integrated pipeline: MaxConcurrentRequestsPerCPU
+	HostThreads                       // a thread-per-request server with an accept queue (Tomcat, Kestrel-like)
+)
+
+var hostNames = [...]string{"self", "aspnet-classic", "iis-integrated", "threads"}
+
+func (h HostKind) String() string { return hostNames[h] }
+
+// Tier is one process: its CPU, thread pools, admission, WCF service
+// behaviour and the operation it runs for each request.
+type Tier struct {
+	Name           string
+	Host           HostKind
+	Cores          int
+	CostMultiplier float64 // multiplies every CPU demand (debug builds, tracing); 1 = none
+
+	Worker Pool // ASP.NET / CLR worker threads
+	IO     Pool // CLR I/O completion threads (WCF runs operations on these)
+
+	Admission Admission
+	WCF       *WCF // nil: not a WCF service (a plain HTTP handler)
+
+	Async bool   // the operation returns its thread while it waits downstream
+	Steps []Step // the operation, in order
+
+	// MemoryPerRequest is the memory a request holds while it is inside
+	// the tier (queued or executing), in bytes; reported as a level.
+	MemoryPerRequest int64
+}
+
+// Injection is a thread pool's rule for creating threads above its minimum.
+type Injection uint8
+
+const (
+	InjectNone Injection = iota // threads are created on demand up to Max (Tomcat, Go)
+	InjectCLR                   // the CLR gate: one thread per GateDelay while work is queued
+)
+
+var injectionNames = [...]string{"none", "clr"}
+
+func (i Injection) String() string { return injectionNames[i] }
+
+// Pool is a thread pool. Threads up to Min are created on demand; above Min
+// the Injection rule applies; threads above Min retire after IdleTimeout.
+type Pool struct {
+	Min, Max    int
+	Injection   Injection
+	GateDelay   time.Duration // CLR: ~500 ms between injected threads
+	IdleTimeout time.Duration // idle threads above Min retire after this
+}
+
+// AdmissionKind selects a tier's request admission algorithm.
+type AdmissionKind uint8
+
+const (
+	AdmitNone       AdmissionKind = iota // everything is admitted at once
+	AdmitClassic                         // ASP.NET RequestQueue: run while free workers >= MinFreeThreads
+	AdmitConcurrent                      // a concurrency cap with a bounded FIFO (IIS 7 integrated, Tomcat)
+)
+
+var admissionNames = [...]string{"none", "classic", "concurrent"}
+
+func (a AdmissionKind) String() string { return admissionNames[a] }
+
+// Admission is the front door of a tier.
+type Admission struct {
+	Kind AdmissionKind
+	// AdmitClassic: a request runs when Worker.Max - busy workers >=
+	// MinFreeThreads (12 per CPU under autoConfig).
+	MinFreeThreads int
+	// AdmitConcurrent: at most MaxExecuting requests run at once.
+	MaxExecuting int
+	// QueueLimit is the deepest the admission queue gets; a request that
+	// finds it full is rejected (503). For AdmitConcurrent with
+	// CountExecuting, executing requests count too (.NET 4 requestQueueLimit).
+	QueueLimit     int
+	CountExecuting bool
+	// SyncModule: the request holds an ASP.NET worker thread for its whole
+	// life, besides the thread its handler runs on (WCF's "two threads per
+	// request"). Otherwise the worker is released once handed to WCF.
+	SyncModule bool
+	// ExecutionTimeout aborts a server-side request that has run this long
+	// after leaving the queue (ASP.NET executionTimeout, checked by a timer
+	// every ExecutionCheck). 0 = none.
+	ExecutionTimeout time.Duration
+	ExecutionCheck   time.Duration
+}
+
+// Instancing is WCF's InstanceContextMode.
+type Instancing uint8
+
+const (
+	PerSession Instancing = iota // the WCF default
+	PerCall
+	SingleInstance
+)
+
+var instancingNames = [...]string{"PerSession", "PerCall", "Single"}
+
+func (i Instancing) String() string { return instancingNames[i] }
+
+// Concurrency is WCF's ConcurrencyMode.
+type Concurrency uint8
+
+const (
+	ConcurrencySingle Concurrency = iota // the WCF default: one thread per instance
+	ConcurrencyReentrant
+	ConcurrencyMultiple
+)
+
+var concurrencyNames = [...]string{"Single", "Reentrant", "Multiple"}
+
+func (c Concurrency) String() string { return concurrencyNames[c] }
+
+// WCF is a tier's service throttle and behaviour. Throttle queues are FIFO,
+// unbounded and have no timeout of their own.
+type WCF struct {
+	MaxCalls, MaxSessions, MaxInstances int
+	Instancing                          Instancing
+	Concurrency                         Concurrency
+}
+
+// StepKind is what one step of an operation does.
+type StepKind uint8
+
+const (
+	StepCPU    StepKind = iota // use the tier's CPU for Demand (processor sharing)
+	StepWait                   // wait Demand for something outside the model (database, disk)
+	StepCall                   // call another tier and wait for the reply
+	StepLock                   // enter the named lock (FIFO)
+	StepUnlock                 // leave the named lock
+)
+
+var stepNames = [...]string{"cpu", "wait", "call", "lock", "unlock"}
+
+func (k StepKind) String() string { return stepNames[k] }
+
+// Step is one step of a tier's operation.
+type Step struct {
+	Kind   StepKind
+	Demand sim.Dist // StepCPU, StepWait
+	Call   *Call    // StepCall
+	Lock   int      // StepLock, StepUnlock: index into the tier's locks
+	// LockName is the lock's name, for messages.
+	LockName string
+}
+
+// ProxyKind is how a caller obtains a WCF client proxy for a call.
+type ProxyKind uint8
+
+const (
+	ProxyShared       ProxyKind = iota // one proxy, opened explicitly: calls run concurrently
+	ProxySharedNoOpen                  // one proxy never opened explicitly: calls released one at a time until the open queue drains
+	ProxyPerCall                       // a new proxy per call (pays CreateCost and, for secure sessions, a handshake)
+	ProxyPoolCreate                    // a pool: take an idle proxy or create one; return it or close it when the pool is full
+	ProxyPoolWait                      // a pool of PoolSize proxies: wait for one when all are taken
+	ProxyPerUser                       // load only: each user keeps its own proxy, opened once
+)
+
+var proxyNames = [...]string{"shared", "shared-no-open", "per-call", "pool-create", "pool-wait", "per-user"}
+
+func (p ProxyKind) String() string { return proxyNames[p] }
+
+// Proxy is a caller's client proxy strategy for one call.
+type Proxy struct {
+	Kind       ProxyKind
+	PoolSize   int
+	CreateCost sim.Dist // caller CPU to build a proxy (ChannelFactory not cached), per proxy
+}
+
+// Conn is the client-side connection limit for one (caller, target) pair.
+type Conn struct {
+	Limit int // 0 = no limit
+	// Resolution says how Limit was decided, in words a user can check
+	// ("2: System.Net default in a self-hosted process, no host-specific entry").
+	Resolution string
+	// MaxPending, if > 0, rejects a call at once when this many already
+	// wait for a connection (Envoy max_pending_requests). 0 = unbounded.
+	MaxPending int
+	// WaitTimeout, if > 0, fails a call that waited this long for a
+	// connection (HikariCP connectionTimeout). 0 = only the call's timeout.
+	WaitTimeout time.Duration
+}
+
+// Binding is the per-message cost of a binding and encoder.
+type Binding struct {
+	Name string
+	// CPU per message at the sender and at the receiver, for the request
+	// and for the reply: Base + PerKB × size in KB.
+	CPUBase  time.Duration
+	CPUPerKB time.Duration
+	// Bytes on the wire: Overhead + Factor × payload.
+	Overhead int
+	Factor   float64
+	// Sessionful bindings keep a server session for the proxy's life
+	// (wsHttp with security session, netTcp, named pipes).
+	Sessionful bool
+	// SessionSetup is paid once per new proxy: CPU on each side and
+	// round trips of Network latency (security negotiation).
+	SessionCPU        time.Duration
+	SessionRoundTrips int
+}
+
+// Network is the link between caller and target.
+type Network struct {
+	Latency   time.Duration // one way
+	Bandwidth float64       // bytes per second; 0 = unlimited
+}
+
+// Retry re-sends a call that timed out or was rejected.
+type Retry struct {
+	Attempts int      // total attempts including the first; 1 = no retry
+	Backoff  sim.Dist // wait before each retry
+	// Jitter in [0,1]: the wait is multiplied by a uniform factor in [1-Jitter, 1].
+	Jitter float64
+}
+
+// Call is a synchronous request/reply from one tier (or the load generator)
+// to another.
+type Call struct {
+	Target  int // tier index
+	Timeout time.Duration
+	Conn    Conn
+	Proxy   Proxy
+	Binding Binding
+	Network Network
+	Retry   Retry
+	// RequestKB and ReplyKB are the payload sizes.
+	RequestKB, ReplyKB float64
+}
+
+// LoadKind selects closed users or open arrivals.
+type LoadKind uint8
+
+const (
+	LoadClosed LoadKind = iota
+	LoadOpen
+)
+
+// Point is one corner of a piecewise-linear schedule.
+type Point struct {
+	At    time.Duration
+	Value float64
+}
+
+// Schedule is a piecewise-linear function of time; before the first point
+// it holds the first value, after the last the last value. A step is two
+// points at one instant.
+type Schedule []Point
+
+// At returns the schedule's value at t.
+func (s Schedule) At(t time.Duration) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	if t <= s[0].At {
+		return s[0].Value
+	}
+	for i := 1; i < len(s); i++ {
+		if t < s[i].At {
+			a, b := s[i-1], s[i]
+			f := float64(t-a.At) / float64(b.At-a.At)
+			return a.Value + f*(b.Value-a.Value)
+		}
+	}
+	return s[len(s)-1].Value
+}
+
+// Max returns the largest value the schedule takes.
+func (s Schedule) Max() float64 {
+	m := 0.0
+	for _, p := range s {
+		if p.Value > m {
+			m = p.Value
+		}
+	}
+	return m
+}
+
+// Load is the workload: who calls the entry tier, how often, and how long
+// they wait.
+type Load struct {
+	Kind  LoadKind
+	Users Schedule // LoadClosed: concurrent users over time
+	Think sim.Dist // LoadClosed: think time between a reply and the next request
+	Rate  Schedule // LoadOpen: arrivals per second over time
+	// Interarrival shapes open arrivals; its mean is rescaled to 1/rate.
+	// Zero: Poisson (exponential).
+	Interarrival sim.Dist
+	// Call is how the load client reaches the entry tier (its own
+	// connection limit, timeout, binding, retries).
+	Call Call
+}
