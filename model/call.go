@@ -12,18 +12,18 @@ import (
 // its connection pool (System.Net's ServicePoint, Go's per-host limit) and
 // the proxies of each call site.
 type callStat struct {
-	r      *runner
-	from   string
-	to     int
-	spec   *Call
-	conns  *slots
-	proxy  *proxyState
+	r          *runner
+	from       string
+	to         int
+	spec       *Call
+	conns      *slots
+	proxy      *proxyState
 	backoff    sim.Sampler
 	hasBackoff bool
 	jitter     *sim.Stream
 
-	lvInUse, lvWaiting sim.Level
-	wait               *sim.Histogram
+	lvInUse, lvWaiting                         sim.Level
+	wait                                       *sim.Histogram
 	calls, timedOut, rejected, failed, retries int64
 }
 
@@ -175,22 +175,22 @@ type call struct {
 	user   *user
 	root   *rootReq
 
-	attempt  int
-	phase    int
-	done     bool
-	gaveUp   bool // the caller stopped waiting: the server's work is orphaned
-	outcome  results.Outcome
-	wr       waitRec
-	waitCat  int
-	cpu      sim.PSJob
-	timer    sim.EventID
-	deadline sim.EventID
-	proxy    *proxyInst
-	holdProx bool // holds the no-open mutex or a pool-wait slot
-	holdConn bool
-	server   *job
+	attempt   int
+	phase     int
+	done      bool
+	gaveUp    bool // the caller stopped waiting: the server's work is orphaned
+	outcome   results.Outcome
+	wr        waitRec
+	waitCat   int
+	cpu       sim.PSJob
+	timer     sim.EventID
+	deadline  sim.EventID
+	proxy     *proxyInst
+	holdProx  bool // holds the no-open mutex or a pool-wait slot
+	holdConn  bool
+	server    *job
 	handshake time.Duration
-	phaseAt  sim.Time
+	phaseAt   sim.Time
 }
 
 const (

@@ -31,9 +31,9 @@ type job struct {
 	sub      *call
 
 	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
-	thread                                                             *threadPool
-	locks                                                              []int
-	extraCPU                                                           time.Duration
+	thread                                                                *threadPool
+	locks                                                                 []int
+	extraCPU                                                              time.Duration
 
 	arrived, started, phaseAt sim.Time
 }

@@ -15,11 +15,11 @@ type loadRT struct {
 	spec   *Load
 	target int
 
-	users   []*user // all users ever started, in order
-	active  int     // users wanted now
-	think   sim.Sampler
-	arrive  *sim.Stream
-	shape   sim.Sampler
+	users    []*user // all users ever started, in order
+	active   int     // users wanted now
+	think    sim.Sampler
+	arrive   *sim.Stream
+	shape    sim.Sampler
 	hasShape bool
 
 	generated int64

@@ -36,9 +36,9 @@ type tierRT struct {
 
 	// levels
 	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU sim.Level
-	cpuInt                                                        integ
-	completed, rejected, aborted                                  int64
-	wasted                                                        time.Duration
+	cpuInt                                                         integ
+	completed, rejected, aborted                                   int64
+	wasted                                                         time.Duration
 }
 
 func newTierRT(r *runner, i int) *tierRT {
