@@ -20,9 +20,11 @@ func (d Decision) String() string { return decisionNames[d] }
 // DecideClassic is the ASP.NET RequestQueue rule (IIS 6 / classic pipeline,
 // throttle-facts §2b): a request runs at once when at least minFree worker
 // threads are free and nobody is queued; otherwise it is queued unless the
-// queue already holds queueLimit requests.
+// queue already holds queueLimit requests. The check runs on a thread that
+// is itself busy with the arriving request, so free = max − busy − 1; with
+// autoConfig's 100N and 88N that allows exactly 12 executing per CPU.
 func DecideClassic(maxWorkers, busyWorkers, minFree, queued, queueLimit int) Decision {
-	if maxWorkers-busyWorkers >= minFree && queued == 0 {
+	if CanDrainClassic(maxWorkers, busyWorkers, minFree) && queued == 0 {
 		return DecisionRun
 	}
 	if queued >= queueLimit {
@@ -33,7 +35,7 @@ func DecideClassic(maxWorkers, busyWorkers, minFree, queued, queueLimit int) Dec
 
 // CanDrainClassic reports whether the head of the classic queue may start.
 func CanDrainClassic(maxWorkers, busyWorkers, minFree int) bool {
-	return maxWorkers-busyWorkers >= minFree
+	return maxWorkers-busyWorkers-1 >= minFree
 }
 
 // DecideConcurrent is a concurrency cap with a bounded FIFO (IIS 7 integrated
