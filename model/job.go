@@ -13,6 +13,7 @@ import (
 type job struct {
 	t     *tierRT
 	call  *call // the call that brought it; nil once that caller gave up (orphaned work)
+	spec  *Call // how it was called (binding, sizes): still needed once orphaned
 	root  *rootReq
 	proxy *proxyInst
 
@@ -64,7 +65,7 @@ const (
 
 func (t *tierRT) newJob(c *call) *job {
 	now := t.r.e.Now()
-	j := &job{t: t, call: c, root: c.root, proxy: c.proxy, arrived: now}
+	j := &job{t: t, call: c, spec: c.spec, root: c.root, proxy: c.proxy, arrived: now}
 	return j
 }
 
@@ -168,7 +169,7 @@ func (t *tierRT) handlerPool() *threadPool {
 }
 
 func (j *job) sessionful() bool {
-	return j.t.wcf && j.call != nil && j.call.spec.Binding.Sessionful
+	return j.t.wcf && j.spec.Binding.Sessionful
 }
 
 // advance runs phases until one must wait.
@@ -235,12 +236,7 @@ func (j *job) advance() {
 				j.holdThread = true
 			}
 		case jpDecode:
-			need := j.extraCPU
-			if j.call != nil {
-				b := &j.call.spec.Binding
-				need += b.cost(j.call.spec.RequestKB)
-			}
-			if need > 0 {
+			if need := j.extraCPU + j.spec.Binding.cost(j.spec.RequestKB); need > 0 {
 				j.useCPU(need)
 				return
 			}
@@ -254,12 +250,9 @@ func (j *job) advance() {
 			j.step++
 			continue
 		case jpEncode:
-			if j.call != nil {
-				b := &j.call.spec.Binding
-				if need := b.cost(j.call.spec.ReplyKB); need > 0 {
-					j.useCPU(need)
-					return
-				}
+			if need := j.spec.Binding.cost(j.spec.ReplyKB); need > 0 {
+				j.useCPU(need)
+				return
 			}
 		case jpDone:
 			j.finish(results.Completed)

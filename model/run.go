@@ -280,9 +280,13 @@ func (r *runner) collect() *results.Run {
 	if r.lat.Count() > 0 {
 		q := func(p float64) float64 { return r.lat.Quantile(p).Seconds() }
 		res.Latency = results.Latency{Mean: r.lat.Mean().Seconds(), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: r.lat.Max().Seconds()}
-		res.Quantiles = make([]float64, 999)
-		for i := range res.Quantiles {
-			res.Quantiles[i] = q(float64(i+1) / 1000)
+		qs := make([]float64, 999)
+		for i := range qs {
+			qs[i] = float64(i+1) / 1000
+		}
+		res.Quantiles = make([]float64, len(qs))
+		for i, d := range r.lat.Quantiles(qs) {
+			res.Quantiles[i] = d.Seconds()
 		}
 	}
 	if r.bdCount > 0 {

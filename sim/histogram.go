@@ -142,3 +142,32 @@ func (h *Histogram) Reset() {
 	h.h.Reset()
 	h.n, h.sumHi, h.sumLo, h.min, h.max, h.clamped = 0, 0, 0, 0, 0, 0
 }
+
+// Quantiles returns Quantile(q) for each of qs (ascending or not) in one
+// pass over the buckets, for the many points of a distribution plot.
+func (h *Histogram) Quantiles(qs []float64) []time.Duration {
+	out := make([]time.Duration, len(qs))
+	if h.n == 0 {
+		return out
+	}
+	ps := make([]float64, 0, len(qs))
+	for _, q := range qs {
+		if q > 0 && q < 1 && !math.IsNaN(q) {
+			ps = append(ps, q*100)
+		}
+	}
+	vals := h.h.ValueAtPercentiles(ps)
+	for i, q := range qs {
+		switch {
+		case math.IsNaN(q):
+		case q <= 0:
+			out[i] = h.min
+		case q >= 1:
+			out[i] = h.max
+		default:
+			v := time.Duration(vals[q*100])
+			out[i] = min(max(v, h.min), h.max)
+		}
+	}
+	return out
+}

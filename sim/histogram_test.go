@@ -139,3 +139,18 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		d = (d*1103515245 + 12345) & (1<<38 - 1) // spread over 0..275 s
 	}
 }
+
+func TestQuantilesMatchesQuantile(t *testing.T) {
+	h := NewHistogram()
+	s := NewStreams(3).Stream("q")
+	for i := 0; i < 100000; i++ {
+		h.Record(FromSeconds(s.ExpFloat64()))
+	}
+	qs := []float64{0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1}
+	got := h.Quantiles(qs)
+	for i, q := range qs {
+		if want := h.Quantile(q); got[i] != want {
+			t.Errorf("Quantiles(%v) = %v, Quantile = %v", q, got[i], want)
+		}
+	}
+}
