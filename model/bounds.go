@@ -1,0 +1,302 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Bound is the capacity of one throttle by the operational laws: a limit of
+// L slots each held for a mean time H (without queueing) serves at most
+// L/H per second — the utilisation law U = X·H ≤ L. Divided by the visits
+// per top-level request, it bounds the load's throughput.
+type Bound struct {
+	Throttle string        // e.g. "connections web→be"
+	Kind     string        // connection, threads, admission, wcf-calls, wcf-sessions, wcf-instances, instance-lock, lock, cpu
+	Tier     string        // where it lives (the caller's tier for connections)
+	Limit    float64       // slots; +Inf when unlimited
+	Hold     time.Duration // mean time one top-level request holds one slot, summed over its visits
+	PerSec   float64       // requests per second it allows: Limit/Hold (+Inf when unlimited)
+	Users    float64       // closed load: users at which it saturates, (D+Z)·PerSec (0 when open)
+	Note     string        // how the limit was decided, or why the hold is what it is
+}
+
+// Analysis is the before-simulation answer: every throttle's bound, the
+// load's asymptotic bounds, and which limit binds first.
+type Analysis struct {
+	Bounds []Bound // sorted: the binding one first
+	// D is the total time a request takes with no queueing anywhere
+	// (the response time at one user); Z the mean think time.
+	D, Z time.Duration
+	// Closed: the throughput bound at the peak user count,
+	// X ≤ min(N/(D+Z), PerSec of the binding throttle).
+	Users       float64
+	Rate        float64 // open: peak arrival rate
+	MaxPerSec   float64 // min over throttles
+	Demand      float64 // load's peak demand in requests/s if nothing queued: N/(D+Z) or rate
+	Binding     *Bound
+	Saturated   bool    // the peak load exceeds the binding bound
+	SaturatesAt float64 // users (closed) or requests/s (open) at which the binding bound is reached
+}
+
+// profile is the no-queueing time of one visit to a tier.
+type profile struct {
+	total    time.Duration // the whole visit, downstream included
+	cpu      time.Duration // CPU at this tier
+	calls    time.Duration // waiting for downstream calls (sync)
+	lockHold []time.Duration
+}
+
+// Analyse computes the operational-law bounds of a topology.
+func Analyse(top *Topology) Analysis {
+	n := len(top.Tiers)
+	prof := make([]profile, n)
+	done := make([]bool, n)
+	var visit func(i int) profile
+	visit = func(i int) profile {
+		if done[i] {
+			return prof[i]
+		}
+		t := &top.Tiers[i]
+		var p profile
+		p.lockHold = make([]time.Duration, 0)
+		lockStart := map[int]time.Duration{}
+		for si := range t.Steps {
+			st := &t.Steps[si]
+			switch st.Kind {
+			case StepCPU:
+				d := scaleDur(st.Demand.Mean(), t.CostMultiplier)
+				p.cpu += d
+				p.total += d
+			case StepWait:
+				p.total += st.Demand.Mean()
+			case StepCall:
+				c := callTime(top, st.Call, true, visit)
+				p.total += c
+				p.calls += c
+			case StepLock:
+				lockStart[st.Lock] = p.total
+			case StepUnlock:
+				p.lockHold = append(p.lockHold, p.total-lockStart[st.Lock])
+			}
+		}
+		prof[i], done[i] = p, true
+		return p
+	}
+	for i := range top.Tiers {
+		visit(i)
+	}
+	// Visits per top-level request, from the entry down the call graph
+	// (Load validation forbids cycles).
+	visits := make([]float64, n)
+	var walk func(i int, v float64)
+	walk = func(i int, v float64) {
+		visits[i] += v
+		for si := range top.Tiers[i].Steps {
+			if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
+				walk(st.Call.Target, v)
+			}
+		}
+	}
+	entry := top.Load.Call.Target
+	walk(entry, 1)
+
+	a := Analysis{D: callTime(top, &top.Load.Call, false, visit), Z: top.Load.Think.Mean()}
+	if top.Load.Kind == LoadClosed {
+		a.Users = top.Load.Users.Max()
+	} else {
+		a.Rate = top.Load.Rate.Max()
+	}
+	add := func(b Bound) {
+		if b.Hold <= 0 {
+			return
+		}
+		if math.IsInf(b.Limit, 1) {
+			b.PerSec = math.Inf(1)
+		} else {
+			b.PerSec = b.Limit / b.Hold.Seconds()
+		}
+		if top.Load.Kind == LoadClosed {
+			b.Users = (a.D + a.Z).Seconds() * b.PerSec
+		}
+		a.Bounds = append(a.Bounds, b)
+	}
+	limit := func(l int) float64 {
+		if l <= 0 {
+			return math.Inf(1)
+		}
+		return float64(l)
+	}
+	// The load's own connections.
+	lc := &top.Load.Call
+	add(Bound{Throttle: "connections load→" + top.Tiers[entry].Name, Kind: "connection", Tier: "load",
+		Limit: limit(lc.Conn.Limit), Hold: connHold(top, lc, false, visit), Note: lc.Conn.Resolution})
+	for i := range top.Tiers {
+		t := &top.Tiers[i]
+		v := visits[i]
+		if v == 0 {
+			continue
+		}
+		p := prof[i]
+		stay := scale(p.total+serverBindingCPU(top, i), v)
+		threadHold := stay
+		if t.Async {
+			threadHold = scale(p.total-p.calls+serverBindingCPU(top, i), v)
+		}
+		pool := t.IO
+		pname := "I/O threads"
+		if t.WCF == nil {
+			pool, pname = t.Worker, "worker threads"
+		}
+		note := fmt.Sprintf("max %d, min %d", pool.Max, pool.Min)
+		if t.Async {
+			note += "; async handler: the thread is free during downstream calls"
+		} else if p.calls > 0 {
+			note += "; sync handler: the thread is held during downstream calls"
+		}
+		add(Bound{Throttle: pname + " " + t.Name, Kind: "threads", Tier: t.Name, Limit: float64(pool.Max), Hold: threadHold, Note: note})
+		if pool.Injection == InjectCLR && pool.Min < pool.Max {
+			add(Bound{Throttle: pname + " " + t.Name + " (minimum, before injection)", Kind: "threads-min", Tier: t.Name,
+				Limit: float64(maxInt(pool.Min, 1)), Hold: threadHold,
+				Note: fmt.Sprintf("above %d threads the CLR adds one per %v while starved", pool.Min, pool.GateDelay)})
+		}
+		if (t.Host == HostASPNetClassic || t.Host == HostIISIntegrated) && t.Admission.SyncModule && t.WCF != nil {
+			add(Bound{Throttle: "worker threads " + t.Name + " (sync module)", Kind: "threads", Tier: t.Name,
+				Limit: float64(t.Worker.Max), Hold: stay, Note: "the synchronous HTTP module holds an ASP.NET worker per request"})
+		}
+		switch t.Admission.Kind {
+		case AdmitClassic:
+			l := float64(t.Worker.Max - t.Admission.MinFreeThreads) // see DecideClassic
+			add(Bound{Throttle: "ASP.NET request queue " + t.Name, Kind: "admission", Tier: t.Name, Limit: l, Hold: stay,
+				Note: fmt.Sprintf("maxWorkerThreads %d − minFreeThreads %d", t.Worker.Max, t.Admission.MinFreeThreads)})
+		case AdmitConcurrent:
+			add(Bound{Throttle: "concurrent requests " + t.Name, Kind: "admission", Tier: t.Name,
+				Limit: float64(t.Admission.MaxExecuting), Hold: stay})
+		}
+		if w := t.WCF; w != nil {
+			add(Bound{Throttle: "MaxConcurrentCalls " + t.Name, Kind: "wcf-calls", Tier: t.Name, Limit: float64(w.MaxCalls), Hold: stay})
+			if w.Instancing == PerCall {
+				add(Bound{Throttle: "MaxConcurrentInstances " + t.Name, Kind: "wcf-instances", Tier: t.Name, Limit: float64(w.MaxInstances), Hold: stay})
+			}
+			if w.Instancing == SingleInstance && w.Concurrency != ConcurrencyMultiple {
+				hold := stay
+				if w.Concurrency == ConcurrencyReentrant {
+					hold = scale(p.total-p.calls+serverBindingCPU(top, i), v)
+				}
+				add(Bound{Throttle: "instance lock " + t.Name + " (Single/" + w.Concurrency.String() + ")", Kind: "instance-lock",
+					Tier: t.Name, Limit: 1, Hold: hold, Note: "one instance, one thread at a time"})
+			}
+		}
+		for k, h := range p.lockHold {
+			add(Bound{Throttle: fmt.Sprintf("lock %d %s", k, t.Name), Kind: "lock", Tier: t.Name, Limit: 1, Hold: scale(h, v)})
+		}
+		cpu := scale(p.cpu+serverBindingCPU(top, i)+clientBindingCPU(top, i), v)
+		add(Bound{Throttle: "CPU " + t.Name, Kind: "cpu", Tier: t.Name, Limit: float64(t.Cores), Hold: cpu,
+			Note: fmt.Sprintf("%d cores", t.Cores)})
+		for si := range t.Steps {
+			st := &t.Steps[si]
+			if st.Kind != StepCall {
+				continue
+			}
+			add(Bound{Throttle: "connections " + t.Name + "→" + top.Tiers[st.Call.Target].Name, Kind: "connection", Tier: t.Name,
+				Limit: limit(st.Call.Conn.Limit), Hold: scale(connHold(top, st.Call, true, visit), v), Note: st.Call.Conn.Resolution})
+		}
+	}
+	sort.SliceStable(a.Bounds, func(i, j int) bool { return a.Bounds[i].PerSec < a.Bounds[j].PerSec })
+	// The thread minimum is a transient limit (injection lifts it); it does
+	// not bind in steady state, so the binding bound is the first other one.
+	for i := range a.Bounds {
+		if a.Bounds[i].Kind != "threads-min" {
+			a.Binding = &a.Bounds[i]
+			break
+		}
+	}
+	if a.Binding != nil {
+		a.MaxPerSec = a.Binding.PerSec
+		if top.Load.Kind == LoadClosed {
+			a.Demand = a.Users / (a.D + a.Z).Seconds()
+			a.SaturatesAt = a.Binding.Users
+			a.Saturated = a.Users > a.Binding.Users
+		} else {
+			a.Demand = a.Rate
+			a.SaturatesAt = a.Binding.PerSec
+			a.Saturated = a.Rate > a.Binding.PerSec
+		}
+	}
+	return a
+}
+
+// callTime is the no-queueing time of a call: creating a proxy when each
+// call gets a new one, then the connection's hold.
+func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
+	d := connHold(top, c, client, visit)
+	if c.Proxy.Kind == ProxyPerCall {
+		d += c.Proxy.CreateCost.Mean() + c.Binding.SessionCPU +
+			time.Duration(2*c.Binding.SessionRoundTrips)*c.Network.Latency
+	}
+	return d
+}
+
+// connHold is how long a call holds its connection (see call.advance):
+// the client encodes, the request crosses the network, the server decodes,
+// runs its operation and encodes the reply, the reply crosses back and the
+// client decodes it. The load generator's own encoding costs nothing.
+func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
+	b := &c.Binding
+	d := c.wire(c.RequestKB) + b.cost(c.RequestKB) + visit(c.Target).total + b.cost(c.ReplyKB) + c.wire(c.ReplyKB)
+	if client {
+		d += b.cost(c.RequestKB) + b.cost(c.ReplyKB)
+	}
+	return d
+}
+
+// serverBindingCPU is the decode+encode CPU per visit at tier i (from the
+// calls into it; the first caller's binding).
+func serverBindingCPU(top *Topology, i int) time.Duration {
+	if c := callInto(top, i); c != nil {
+		return c.Binding.cost(c.RequestKB) + c.Binding.cost(c.ReplyKB)
+	}
+	return 0
+}
+
+// clientBindingCPU is the encode+decode CPU tier i spends on its own calls.
+func clientBindingCPU(top *Topology, i int) time.Duration {
+	var d time.Duration
+	for si := range top.Tiers[i].Steps {
+		if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
+			d += st.Call.Binding.cost(st.Call.RequestKB) + st.Call.Binding.cost(st.Call.ReplyKB)
+		}
+	}
+	return d
+}
+
+func callInto(top *Topology, i int) *Call {
+	if top.Load.Call.Target == i {
+		return &top.Load.Call
+	}
+	for ti := range top.Tiers {
+		for si := range top.Tiers[ti].Steps {
+			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall && st.Call.Target == i {
+				return st.Call
+			}
+		}
+	}
+	return nil
+}
+
+func scale(d time.Duration, v float64) time.Duration { return time.Duration(float64(d) * v) }
+
+func scaleDur(d time.Duration, f float64) time.Duration {
+	if f <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * f)
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
