@@ -130,6 +130,8 @@ type proxyInst struct {
 	instance    bool
 	sessionTier *tierRT
 	lock        *slots // PerSession + ConcurrencyMode Single
+	opener      *job   // the job opening the session, if one is
+	sessWait    []*job // jobs waiting for that session
 	jobs        int    // server jobs in progress on this proxy
 	dead        bool   // closed or aborted by the client
 }
@@ -300,6 +302,10 @@ func (c *call) takeInst() {
 		}
 		c.proxy = ps.shared
 	case ProxyPerUser:
+		if c.user == nil { // open arrivals have no user: one proxy per request
+			c.proxy = ps.newInst(true)
+			return
+		}
 		if c.user.proxy == nil || c.user.proxy.dead {
 			c.user.proxy = ps.newInst(false)
 			c.user.proxy.fresh = false

@@ -32,6 +32,7 @@ type job struct {
 	sub      *call
 
 	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
+	sessStage                                                             int
 	thread                                                                *threadPool
 	locks                                                                 []int
 	extraCPU                                                              time.Duration
@@ -61,6 +62,7 @@ const (
 	jkSubDone
 	jkRethread // an async handler got a thread back after a call
 	jkRelock   // a reentrant handler got its instance lock back after a call
+	jkRetry    // run the current phase again (a session another job was opening is ready)
 )
 
 func (t *tierRT) newJob(c *call) *job {
@@ -95,6 +97,9 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.root.charge(bdThread, now.Sub(j.phaseAt))
 		j.holdThread = true
 		j.afterCall()
+	case jkRetry:
+		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
+		j.advance()
 	case jkRelock:
 		j.root.charge(bdLock, now.Sub(j.phaseAt))
 		j.holdConc = true
@@ -117,7 +122,10 @@ func (j *job) grantedPhase() {
 	case jpWorker:
 		j.holdWorker = true
 	case jpSession:
-		j.gotSession()
+		// The session slot (stage 0) or the session's instance (stage 1)
+		// was granted; openSession goes on from there.
+		j.sessStage++
+		j.phase--
 	case jpInstance:
 		j.holdInstance = true
 		if j.t.spec.WCF.Instancing == SingleInstance {
@@ -186,11 +194,8 @@ func (j *job) advance() {
 				j.holdWorker = true
 			}
 		case jpSession:
-			if w != nil && j.proxy != nil && j.sessionful() && !j.proxy.session {
-				if !j.wait(t.sessions, bdThrottle) {
-					return
-				}
-				j.gotSession()
+			if !j.openSession() {
+				return
 			}
 		case jpInstance:
 			if w != nil {
@@ -337,16 +342,76 @@ func (j *job) concLock() *slots {
 	return nil
 }
 
-func (j *job) gotSession() {
+// openSession makes sure the job's proxy has a server session (a
+// sessionful binding: netTcp, wsHttp with a secure session, named pipes):
+// the first call on a proxy takes a MaxConcurrentSessions slot and, for
+// PerSession instancing, a MaxConcurrentInstances slot that the session
+// keeps; later calls on the proxy, and calls that arrive while it is being
+// opened, wait for it. It reports whether the job may go on now.
+func (j *job) openSession() bool {
+	t := j.t
 	p := j.proxy
-	p.session = true
-	p.sessionTier = j.t
-	if j.t.spec.WCF.Instancing == PerSession {
-		p.instance = true // one instance per session, counted with it
+	if t.spec.WCF == nil || p == nil || !j.sessionful() || p.session {
+		return true
 	}
-	if p.perCall {
-		j.holdSession = true
+	if p.opener != nil && p.opener != j {
+		j.phaseAt = t.r.e.Now()
+		p.sessWait = append(p.sessWait, j)
+		return false
 	}
+	p.opener = j
+	for {
+		switch j.sessStage {
+		case 0:
+			if !j.wait(t.sessions, bdThrottle) {
+				return false
+			}
+			j.sessStage = 1
+		case 1:
+			if t.spec.WCF.Instancing == PerSession {
+				if !j.wait(t.instances, bdThrottle) {
+					return false
+				}
+				p.instance = true
+			}
+			j.sessStage = 2
+		case 2:
+			p.session, p.sessionTier, p.opener = true, t, nil
+			if p.perCall {
+				j.holdSession = true
+			}
+			p.wakeSessionWaiters()
+			return true
+		}
+	}
+}
+
+// abandonSession is the opener leaving before the session is open: the
+// slots it took go back and the waiters try again.
+func (j *job) abandonSession() {
+	p := j.proxy
+	if p == nil || p.opener != j {
+		return
+	}
+	t := j.t
+	if j.sessStage >= 1 {
+		t.sessions.release()
+	}
+	if p.instance && !p.session {
+		p.instance = false
+		t.instances.release()
+	}
+	p.opener = nil
+	p.wakeSessionWaiters()
+}
+
+func (p *proxyInst) wakeSessionWaiters() {
+	for _, w := range p.sessWait {
+		if !w.ended {
+			w.t.r.e.Schedule(0, sim.ClassRelease, w, jkRetry, nil)
+		}
+	}
+	p.sessWait = p.sessWait[:0]
 }
 
 // ---------------------------------------------------------------------------
@@ -445,6 +510,7 @@ func (j *job) finish(o results.Outcome) {
 	if j.wr.active {
 		j.wr.q.abandon(&j.wr)
 	}
+	j.abandonSession()
 	for len(j.locks) > 0 {
 		j.unlock(j.locks[len(j.locks)-1])
 	}

@@ -113,6 +113,9 @@ func (s *slots) grant() {
 }
 
 func (s *slots) changed() {
+	if (s.limit > 0 && s.inUse > s.limit) || (s.limit < 0 && s.inUse > 0) || s.waiting < 0 || s.inUse < 0 {
+		panic("model: slots invariant broken")
+	}
 	if s.onChange != nil {
 		s.onChange()
 	}
