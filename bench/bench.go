@@ -164,34 +164,30 @@ func runMM1(n uint64, seed uint64) Result {
 // ---------------------------------------------------------------------------
 // pipeline
 
-// pipelineTopology returns the reference pipeline. It mirrors
-// experiments/pipeline.toml and model/run_test.go's pipelineTopology (which
-// go:embed cannot reach from here): 100 users, think exp(1s); a front end
-// with 96 threads calls the back end through 2 connections; the back end
-// uses a CPU for exp(50ms), then waits exp(100ms); users give up after
-// timeout.
-func pipelineTopology(timeout, dur time.Duration) *model.Topology {
-	unlimited := model.Pool{Min: 1, Max: 1 << 20, Injection: model.InjectNone}
-	return &model.Topology{
-		Duration:    dur,
-		SampleEvery: time.Second,
-		Tiers: []model.Tier{
-			{Name: "fe", Cores: 8, CostMultiplier: 1, Worker: model.Pool{Min: 96, Max: 96}, IO: unlimited,
-				Steps: []model.Step{{Kind: model.StepCall, Call: &model.Call{Target: 1, Conn: model.Conn{Limit: 2}}}}},
-			{Name: "be", Cores: 8, CostMultiplier: 1, Worker: unlimited, IO: unlimited,
-				Steps: []model.Step{
-					{Kind: model.StepCPU, Demand: sim.Exp(50 * time.Millisecond)},
-					{Kind: model.StepWait, Demand: sim.Exp(100 * time.Millisecond)},
-				}},
-		},
-		Load: model.Load{Kind: model.LoadClosed, Users: model.Schedule{{At: 0, Value: 100}}, Think: sim.Exp(time.Second),
-			Call: model.Call{Target: 0, Timeout: timeout}},
+// pipelineTopology returns the reference pipeline, loaded from the named
+// topology "pipeline" (topologies/pipeline.toml, which
+// experiments/pipeline.toml uses too): 100 users, think exp(1s); a front
+// end with 96 threads calls the back end through 2 connections; the back
+// end uses a CPU for exp(50ms), then waits exp(100ms); users give up after
+// 20 s; 3,600 simulated seconds.
+func pipelineTopology() (*model.Topology, error) {
+	x, err := model.LoadExperiment("pipeline", []byte(`topology = "pipeline"`), nil)
+	if err != nil {
+		return nil, err
 	}
+	sc, err := x.Scenario(0)
+	if err != nil {
+		return nil, err
+	}
+	return &sc.Topology, nil
 }
 
 // runPipeline runs the reference pipeline (20 s timeout, 3,600 s) once.
 func runPipeline(seed uint64) (Result, error) {
-	top := pipelineTopology(20*time.Second, time.Hour)
+	top, err := pipelineTopology()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: pipeline: %w", err)
+	}
 	start := time.Now()
 	res, err := model.Run(top, model.Options{Seed: seed})
 	wall := time.Since(start).Seconds()
