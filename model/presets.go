@@ -377,7 +377,14 @@ func resolveDotNet(in ConnInput) (int, string) {
 		return in.MaxConnection, fmt.Sprintf("%d: the '*' maxconnection entry (no host-specific entry for %s)", in.MaxConnection, in.Target)
 	}
 	if in.ASPNet {
-		return dotnetASPNetDefault, fmt.Sprintf("%d: System.Net default inside ASP.NET without autoConfig; no maxconnection entry", dotnetASPNetDefault)
+		// Assumption: DefaultAspPersistentConnectionLimit (10) is in the
+		// .NET 4.x reference source (facts §1); the story in DESIGN.md saw
+		// System.Net's plain default of 2 in a .NET 3.5 ASP.NET front end
+		// whose maxconnection entry was ignored, so before 4.0 tsim keeps 2.
+		if dotnetAtLeast(in.DotNet, "4.0") {
+			return dotnetASPNetDefault, fmt.Sprintf("%d: System.Net default inside ASP.NET (.NET %s) without autoConfig; no maxconnection entry", dotnetASPNetDefault, in.DotNet)
+		}
+		return dotnetPlainDefault, fmt.Sprintf("%d: System.Net default inside ASP.NET on .NET %s without autoConfig; no maxconnection entry took effect", dotnetPlainDefault, orUnknown(in.DotNet))
 	}
 	return dotnetPlainDefault, fmt.Sprintf("%d: System.Net default for a self-hosted process on .NET %s; no host-specific entry for %s",
 		dotnetPlainDefault, orUnknown(in.DotNet), in.Target)
