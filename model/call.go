@@ -60,7 +60,11 @@ func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
 		}
 	}
 	if cs.conns == nil {
-		cs.conns = newSlots(r.e, spec.Conn.Limit)
+		if spec.Conn.PerConnection && spec.Conn.Limit > 0 {
+			cs.conns = newLaneSlots(r.e, spec.Conn.Limit)
+		} else {
+			cs.conns = newSlots(r.e, spec.Conn.Limit)
+		}
 		c := cs
 		cs.conns.onChange = func() {
 			now := r.e.Now()
@@ -190,6 +194,7 @@ type call struct {
 	proxy     *proxyInst
 	holdProx  bool // holds the no-open mutex or a pool-wait slot
 	holdConn  bool
+	lane      int // the connection held, in a per-connection pool
 	server    *job
 	handshake time.Duration
 	phaseAt   sim.Time
@@ -256,6 +261,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		c.root.charge(c.waitCat, now.Sub(c.phaseAt))
 		if c.phase == cpConn {
 			c.holdConn = true
+			c.lane = c.wr.lane
 			if c.timer.Valid() {
 				e.Cancel(c.timer)
 				c.timer = sim.EventID{}
@@ -386,6 +392,7 @@ func (c *call) advance() {
 				return
 			}
 			c.holdConn = true
+			c.lane = c.wr.lane
 			if c.r.measuring {
 				c.cs.wait.Record(0)
 			}
@@ -515,7 +522,11 @@ func (c *call) stop() {
 	}
 	if c.holdConn {
 		c.holdConn = false
-		c.cs.conns.release()
+		if c.cs.conns.lanes != nil {
+			c.cs.conns.releaseLane(c.lane)
+		} else {
+			c.cs.conns.release()
+		}
 	}
 }
 

@@ -59,6 +59,7 @@ var callDefaults = map[string]any{
 	"connection_limit_code":  0,
 	"max_conns_per_host":     0,
 	"loopback":               false,
+	"connection_queue":       "auto",
 	"proxy":                  "shared",
 	"proxy_pool_size":        10, // no facts: ClientBase has no pool; 10 is a small pool
 	"proxy_create_cost":      "0s",
@@ -609,6 +610,14 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *Call {
 	}
 	if v, _, explicit, ok := c.get(mustDef(scopeStep, "wait_timeout"), "wait_timeout"); ok && explicit {
 		call.Conn.WaitTimeout = v.(time.Duration)
+	}
+	switch c.str(scopeStep, "connection_queue") {
+	case "per-connection":
+		call.Conn.PerConnection = true
+	case "auto":
+		// facts §1: System.Net binds a waiting request to the least busy
+		// connection and queues it there.
+		call.Conn.PerConnection = client == "dotnet"
 	}
 	return call
 }

@@ -75,6 +75,7 @@ var callKeys = []keyDef{
 	intKey("max_pending", 1, maxInt32, ""),
 	intKey("pool_size", 1, 1e6, ""),
 	durKey("wait_timeout", 0, maxSettingDur, false),
+	enumKey("connection_queue", "auto", "per-connection", "shared"),
 	{name: "loopback", typ: tBool},
 	enumKey("proxy", proxyNames[:]...),
 	intKey("proxy_pool_size", 1, 1e6, ""),

@@ -13,6 +13,7 @@ type waitRec struct {
 	q      *slots
 	since  sim.Time
 	ticket uint64 // which queue entry is live; older entries of a reused record are stale
+	lane   int    // per-connection slots: the connection it holds or waits for
 }
 
 type ticket struct {
@@ -39,15 +40,38 @@ type slots struct {
 
 	// onChange is called after inUse or waiting changed (for levels).
 	onChange func()
+
+	// lanes, if set, replace the single FIFO: one queue per slot (see
+	// newLaneSlots).
+	lanes []lane
+}
+
+// lane is one connection of a per-connection pool and the calls bound to it.
+type lane struct {
+	busy    bool
+	q       []ticket
+	head, n int
+	live    int
 }
 
 func newSlots(e *sim.Engine, limit int) *slots { return &slots{e: e, limit: limit} }
+
+// newLaneSlots is System.Net's connection group (throttle-facts §1): when
+// every connection is busy, a request is bound to the connection with the
+// fewest waiters and written only when that connection finishes, even if
+// another one frees first (head-of-line blocking).
+func newLaneSlots(e *sim.Engine, limit int) *slots {
+	return &slots{e: e, limit: limit, lanes: make([]lane, limit)}
+}
 
 func (s *slots) free() bool { return s.limit == 0 || s.inUse < s.limit }
 
 // acquire takes a slot now and returns true, or queues w and returns false;
 // w's handler then gets (kind, arg) when the slot is handed over.
 func (s *slots) acquire(w *waitRec, h sim.Handler, kind int32, arg any) bool {
+	if s.lanes != nil {
+		return s.acquireLane(w, h, kind, arg)
+	}
 	if s.free() && s.waiting == 0 {
 		s.inUse++
 		s.changed()
@@ -62,11 +86,82 @@ func (s *slots) acquire(w *waitRec, h sim.Handler, kind int32, arg any) bool {
 	return false
 }
 
+func (s *slots) acquireLane(w *waitRec, h sim.Handler, kind int32, arg any) bool {
+	best := -1
+	for k := range s.lanes {
+		l := &s.lanes[k]
+		if !l.busy && l.live == 0 {
+			l.busy = true
+			s.inUse++
+			w.lane = k
+			s.changed()
+			return true
+		}
+		if best < 0 || l.live < s.lanes[best].live {
+			best = k
+		}
+	}
+	w.h, w.kind, w.arg, w.active, w.q, w.since, w.lane = h, kind, arg, true, s, s.e.Now(), best
+	s.tickets++
+	w.ticket = s.tickets
+	s.lanes[best].push(ticket{w, w.ticket})
+	s.lanes[best].live++
+	s.waiting++
+	s.changed()
+	return false
+}
+
+// releaseLane frees connection k, writing the next request bound to it.
+func (s *slots) releaseLane(k int) {
+	l := &s.lanes[k]
+	for l.n > 0 {
+		t := l.pop()
+		if !t.live() {
+			continue
+		}
+		w := t.w
+		w.active = false
+		l.live--
+		s.waiting--
+		h, kd, a := w.h, w.kind, w.arg
+		w.h, w.arg = nil, nil
+		s.e.Schedule(0, sim.ClassRelease, h, kd, a)
+		s.changed()
+		return
+	}
+	l.busy = false
+	s.inUse--
+	s.changed()
+}
+
+func (l *lane) push(t ticket) {
+	if l.n == len(l.q) {
+		nq := make([]ticket, 2*len(l.q)+4)
+		for i := 0; i < l.n; i++ {
+			nq[i] = l.q[(l.head+i)%len(l.q)]
+		}
+		l.q, l.head = nq, 0
+	}
+	l.q[(l.head+l.n)%len(l.q)] = t
+	l.n++
+}
+
+func (l *lane) pop() ticket {
+	t := l.q[l.head]
+	l.q[l.head] = ticket{}
+	l.head = (l.head + 1) % len(l.q)
+	l.n--
+	return t
+}
+
 // abandon removes w from the queue (its owner gave up). It reports whether
 // w was still waiting.
 func (s *slots) abandon(w *waitRec) bool {
 	if !w.active || w.q != s {
 		return false
+	}
+	if s.lanes != nil {
+		s.lanes[w.lane].live--
 	}
 	w.active = false
 	w.h, w.arg = nil, nil
@@ -77,6 +172,9 @@ func (s *slots) abandon(w *waitRec) bool {
 
 // release frees one slot, handing it to the next live waiter if any.
 func (s *slots) release() {
+	if s.lanes != nil {
+		panic("model: release on per-connection slots; use releaseLane")
+	}
 	if s.inUse <= 0 {
 		panic("model: release of a free slot")
 	}

@@ -207,6 +207,11 @@ type Conn struct {
 	// WaitTimeout, if > 0, fails a call that waited this long for a
 	// connection (HikariCP connectionTimeout). 0 = only the call's timeout.
 	WaitTimeout time.Duration
+	// PerConnection: a waiting call is bound to the least busy connection
+	// and queued behind it (System.Net's HttpWebRequest), so one slow call
+	// holds up its queue even when another connection frees first.
+	// Otherwise one FIFO for all (Go's MaxConnsPerHost, pools).
+	PerConnection bool
 }
 
 // Binding is the per-message cost of a binding and encoder.
