@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tsim-dev/tsim/model"
+)
+
+var cmdCheck = &command{
+	Name:      "check",
+	UsageLine: "FILE...",
+	Short:     "check experiment files without running them",
+	Long: `Check loads and validates each experiment file, with its variants and sweep
+points, without running anything. For a valid file it prints "FILE: ok";
+otherwise it prints every problem found, each naming the file and line.
+
+The exit status is 1 if any file has a problem.
+`,
+	Run: runCheck,
+}
+
+func runCheck(_ context.Context, c *command, e *env, args []string) int {
+	fs := c.flagSet()
+	files, status, ok := c.parseFlags(e, fs, args)
+	if !ok {
+		return status
+	}
+	if len(files) == 0 {
+		return c.usageError(e, "no experiment files given")
+	}
+	status = exitOK
+	for _, f := range files {
+		if _, err := loadExperiment(f); err != nil {
+			c.errorf(e, "%v", err)
+			status = exitFailure
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: ok\n", f)
+	}
+	return status
+}
+
+// loadExperiment reads and loads one experiment file. Files it refers to
+// (topologies given as paths, empirical distributions) are read relative to
+// the experiment file's directory.
+func loadExperiment(path string) (*model.Experiment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	readFile := func(name string) ([]byte, error) {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return os.ReadFile(name)
+	}
+	return model.LoadExperiment(path, data, readFile)
+}

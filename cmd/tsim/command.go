@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// A command is one tsim subcommand.
+type command struct {
+	Name      string
+	UsageLine string // the arguments after the name, for "usage: tsim NAME ..."
+	Short     string // one line for the command list
+	Long      string // the text of "tsim help NAME"
+
+	// Run runs the command on the arguments after its name and returns the
+	// exit status.
+	Run func(ctx context.Context, c *command, e *env, args []string) int
+}
+
+// env is where a command writes.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // invalid input or a failed run
+	exitUsage   = 2 // unknown command or flag, missing argument
+)
+
+// commands is the ordered command list; help prints it in this order.
+var commands []*command
+
+func init() {
+	commands = []*command{cmdRun, cmdCheck, cmdBench, cmdVersion, cmdHelp}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Main runs tsim with args (without the program name) and returns the exit
+// status. The first SIGINT or SIGTERM cancels ctx, which a long run notices
+// between replications; a second one ends the process as usual.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		printUsage(stdout)
+		return exitOK
+	}
+	c := lookup(name)
+	if c == nil {
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "tsim: flag %s before the command; flags go after it, as in 'tsim run FILE %s'\nRun 'tsim help' for usage.\n", name, name)
+		} else {
+			fmt.Fprintf(stderr, "tsim %s: unknown command\nRun 'tsim help' for usage.\n", name)
+		}
+		return exitUsage
+	}
+	return c.Run(ctx, c, e, args[1:])
+}
+
+// errorf prints one message line prefixed with the command's name. A
+// multi-line message (several load errors) gets the prefix on every line.
+func (c *command) errorf(e *env, format string, args ...any) {
+	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(e.stderr, "tsim %s: %s\n", c.Name, line)
+	}
+}
+
+// usageError prints a message and the command's usage line, and returns
+// the usage exit status.
+func (c *command) usageError(e *env, format string, args ...any) int {
+	c.errorf(e, format, args...)
+	fmt.Fprintf(e.stderr, "usage: tsim %s %s\nRun 'tsim help %s' for details.\n", c.Name, c.UsageLine, c.Name)
+	return exitUsage
+}
+
+// flagSet returns an empty flag set that reports errors to the caller only.
+func (c *command) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("tsim "+c.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args with fs, allowing flags before, between and after
+// the positional arguments (as in "tsim run a.toml -o out b.toml --seed 3");
+// "--" ends the flags. It returns the positional arguments, or a non-zero
+// exit status after printing the problem (0 with help requested prints the
+// long help).
+func (c *command) parseFlags(e *env, fs *flag.FlagSet, args []string) (pos []string, status int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(e.stdout, "usage: tsim %s %s\n\n%s", c.Name, c.UsageLine, c.Long)
+				return nil, exitOK, false
+			}
+			return nil, c.usageError(e, "%v", err), false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, true
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), 0, true
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// setFlags returns the names of the flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	m := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}

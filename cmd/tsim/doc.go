@@ -1,0 +1,21 @@
+// Command tsim simulates multi-tier request/reply systems and their
+// throttles: it runs experiment files, prints what happened and writes the
+// results as JSON, CSV and PNG files.
+//
+//	tsim run FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--json] [--quiet]
+//	tsim check FILE...
+//	tsim bench [--json] [--model NAME] [--runs N]
+//	tsim help [command]
+//	tsim version
+//
+// The command line follows the go command: a command value per subcommand
+// (one file each) with its own flag set, one help text per command, exit
+// status 2 for usage errors and 1 for failures, and every message prefixed
+// "tsim <command>: ". main only calls Main, which tests call directly with
+// buffers and a context they can cancel.
+//
+// This package ties the layers together: it is the only one that reads
+// files, parses flags, talks to the terminal and runs goroutines across
+// replications. It loads experiments with model, runs them with model.Run
+// (the "sim" mode; "real" is to come), and draws with plots.
+package main

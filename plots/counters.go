@@ -1,0 +1,166 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// counter is one time series of a tier, named as a .NET person knows it.
+type counter struct {
+	name  string
+	color color.Color
+	width float64 // pixels: earlier counters are drawn wider so that equal series stay visible side by side
+	dash  []vg.Length
+	get   func(results.TierSample) float64
+}
+
+var counters = []counter{
+	{"Requests Executing", palette[0], 4.5, nil, func(s results.TierSample) float64 { return s.Executing }},
+	{"Requests Queued", palette[1], 3.5, nil, func(s results.TierSample) float64 { return s.Queued }},
+	{"Calls Outstanding", palette[2], 2.6, nil, func(s results.TierSample) float64 { return s.Outstanding }},
+	{"threads busy", palette[3], 1.6, nil, func(s results.TierSample) float64 { return s.ThreadsBusy }},
+	{"connections in use (outbound)", palette[4], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsInUse }},
+	{"connections waiting (outbound)", palette[5], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsWaiting }},
+}
+
+var cpuCounter = counter{"CPU %", palette[7], 1.4, nil, func(s results.TierSample) float64 { return s.CPU }}
+
+func counterStyle(k counter) draw.LineStyle {
+	return draw.LineStyle{Color: k.color, Width: px(k.width), Dashes: k.dash}
+}
+
+// Counters draws each run's counters over time like a PerfMon capture: one
+// row per tier, one column per run. A tier's upper panel shows Requests
+// Executing, Requests Queued, Calls Outstanding, threads busy, and its
+// outbound connections in use and waiting; the lower panel its CPU %. The
+// panels of one tier share their scale across the columns so that runs
+// compare at a glance.
+func Counters(title string, runs []Run) (*Figure, error) {
+	if len(runs) == 0 {
+		return nil, errNoData
+	}
+	names := runs[0].Run.TierNames
+	if len(names) == 0 {
+		return nil, fmt.Errorf("plots: counters: run %q has no tiers", runs[0].Label)
+	}
+	var tmax float64
+	for _, r := range runs {
+		if r.Run == nil || len(r.Run.Series) == 0 {
+			return nil, fmt.Errorf("plots: counters: run %q has no time series", r.Label)
+		}
+		if len(r.Run.TierNames) != len(names) {
+			return nil, fmt.Errorf("plots: counters: run %q has %d tiers, run %q has %d", r.Label, len(r.Run.TierNames), runs[0].Label, len(names))
+		}
+		for _, s := range r.Run.Series {
+			if len(s.Tiers) != len(names) {
+				return nil, fmt.Errorf("plots: counters: run %q: sample at %gs has %d tiers, want %d", r.Label, s.T, len(s.Tiers), len(names))
+			}
+			if err := checkFinite(fmt.Sprintf("counters: run %q: sample time", r.Label), s.T); err != nil {
+				return nil, err
+			}
+			for i, ts := range s.Tiers {
+				for _, k := range append(counters[:len(counters):len(counters)], cpuCounter) {
+					if err := checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], k.name, s.T), k.get(ts)); err != nil {
+						return nil, err
+					}
+				}
+			}
+			tmax = max(tmax, s.T)
+		}
+	}
+	if tmax <= 0 {
+		tmax = 1
+	}
+
+	// One shared y scale per tier.
+	ymax := make([]float64, len(names))
+	for _, r := range runs {
+		for _, s := range r.Run.Series {
+			for i, ts := range s.Tiers {
+				for _, k := range counters {
+					ymax[i] = max(ymax[i], k.get(ts))
+				}
+			}
+		}
+	}
+
+	rows := 2 * len(names)
+	panels := make([][]*plot.Plot, rows)
+	weights := make([]float64, rows)
+	for i, name := range names {
+		panels[2*i] = make([]*plot.Plot, len(runs))
+		panels[2*i+1] = make([]*plot.Plot, len(runs))
+		weights[2*i], weights[2*i+1] = 2.6, 1
+		for j, r := range runs {
+			head := name
+			if len(runs) > 1 || r.Label != "" {
+				head = fmt.Sprintf("%s — %s", name, r.Label)
+			}
+			p := newPlot(head, "", "count")
+			for _, k := range counters {
+				l, err := plotter.NewLine(tierXY(r.Run.Series, i, k.get))
+				if err != nil {
+					return nil, err
+				}
+				l.LineStyle = counterStyle(k)
+				p.Add(l)
+			}
+			p.X.Min, p.X.Max = 0, tmax
+			p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
+			panels[2*i][j] = p
+
+			q := newPlot("", "time (s)", "CPU %")
+			l, err := plotter.NewLine(tierXY(r.Run.Series, i, cpuCounter.get))
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = counterStyle(cpuCounter)
+			q.Add(l)
+			q.X.Min, q.X.Max = 0, tmax
+			q.Y.Min, q.Y.Max = 0, 100
+			q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
+			panels[2*i+1][j] = q
+		}
+	}
+
+	w := max(1200, 600*float64(len(runs)))
+	h := max(800, 120+380*float64(len(names)))
+	f := &Figure{Width: px(w), Height: px(h)}
+	f.draw = func(c draw.Canvas) {
+		c = pad(c, 8)
+		c = drawHeader(c, title, "")
+		var entries []legendEntry
+		for _, k := range append(counters[:len(counters):len(counters)], cpuCounter) {
+			entries = append(entries, legendEntry{k.name, &plotter.Line{LineStyle: counterStyle(k)}})
+		}
+		drawLegendRow(c, c.Max.Y-px(10), entries)
+		c.Max.Y -= px(30)
+		drawGrid(c, panels, weights, px(28), px(10))
+	}
+	return f, nil
+}
+
+// tierXY is one counter of one tier over time.
+func tierXY(series []results.Sample, tier int, get func(results.TierSample) float64) plotter.XYs {
+	xy := make(plotter.XYs, len(series))
+	for k, s := range series {
+		xy[k] = plotter.XY{X: s.T, Y: get(s.Tiers[tier])}
+	}
+	return xy
+}
+
+// niceMax leaves headroom above the largest value and keeps an all-zero
+// panel from having an empty range.
+func niceMax(m float64) float64 {
+	if m <= 0 {
+		return 1
+	}
+	return m * 1.08
+}

@@ -1,0 +1,11 @@
+// Package plots draws the results of tsim runs as PNG pictures with
+// gonum/plot: counters over time in the style of a PerfMon capture, client
+// latency of each request over time, latency distributions and sweep curves.
+//
+// It knows the result types of package results and nothing else of tsim: it
+// must not import sim, model or cmd/tsim, so that a picture can be drawn from
+// any run, simulated or real. Every constructor checks its data and returns
+// an error on NaN, Inf or missing data instead of drawing a misleading
+// picture; drawing itself is deterministic, so the same data give the same
+// PNG bytes.
+package plots
