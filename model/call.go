@@ -133,11 +133,11 @@ type proxyInst struct {
 	session     bool // holds a server session slot
 	instance    bool
 	sessionTier *tierRT
-	lock        *slots // PerSession + ConcurrencyMode Single
-	opener      *job   // the job opening the session, if one is
-	sessWait    []*job // jobs waiting for that session
-	jobs        int    // server jobs in progress on this proxy
-	dead        bool   // closed or aborted by the client
+	lock        *slots   // PerSession + ConcurrencyMode Single
+	opener      *job     // the job opening the session, if one is
+	sessWait    []jobRef // jobs waiting for that session
+	jobs        int      // server jobs in progress on this proxy
+	dead        bool     // closed or aborted by the client
 }
 
 func (ps *proxyState) newInst(perCall bool) *proxyInst {
@@ -179,7 +179,7 @@ type call struct {
 	from   *tierRT // nil: the load
 	caller *job    // nil: the load
 	user   *user
-	root   *rootReq
+	root   rootRef
 
 	attempt   int
 	phase     int
@@ -194,7 +194,9 @@ type call struct {
 	proxy     *proxyInst
 	holdProx  bool // holds the no-open mutex or a pool-wait slot
 	holdConn  bool
-	lane      int // the connection held, in a per-connection pool
+	free      bool // on the free list
+	keep      bool // never recycle: a stale event may still arrive
+	lane      int  // the connection held, in a per-connection pool
 	server    *job
 	handshake time.Duration
 	phaseAt   sim.Time
@@ -222,8 +224,31 @@ const (
 	ckWaitTimeout
 )
 
-func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root *rootReq) *call {
-	return &call{r: r, cs: r.callStat(spec, from), spec: spec, from: from, caller: caller, user: u, root: root}
+func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root rootRef) *call {
+	var c *call
+	if n := len(r.freeCalls); n > 0 {
+		c = r.freeCalls[n-1]
+		r.freeCalls = r.freeCalls[:n-1]
+		*c = call{}
+	} else {
+		c = &call{}
+	}
+	c.r, c.cs, c.spec, c.from, c.caller, c.user, c.root = r, r.callStat(spec, from), spec, from, caller, u, root
+	return c
+}
+
+// releaseCall recycles a call once its caller has taken the outcome. By
+// then nothing else refers to it: its server job was detached, its events
+// cancelled, its waits abandoned (see stop).
+func (r *runner) releaseCall(c *call) {
+	if c.free {
+		panic("model: call released twice")
+	}
+	if c.keep {
+		return
+	}
+	c.free = true
+	r.freeCalls = append(r.freeCalls, c)
 }
 
 // orphaned reports whether nobody waits for this call's reply any more.
@@ -255,6 +280,18 @@ func (c *call) attemptStart() {
 }
 
 func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
+	if c.free {
+		panic("model: event for a recycled call")
+	}
+	if c.done {
+		return // an event that was on its way when the call was abandoned
+	}
+	if kind == ckGranted {
+		if !c.wr.granted {
+			return // a grant that was given back (see giveBack)
+		}
+		c.wr.granted = false
+	}
 	now := e.Now()
 	switch kind {
 	case ckGranted:
@@ -517,6 +554,9 @@ func (c *call) stop() {
 	if c.wr.active {
 		c.wr.q.abandon(&c.wr)
 	}
+	if c.wr.giveBack() {
+		c.keep = true // its grant event is on its way: do not recycle
+	}
 	if c.cpu.InService() {
 		c.from.cpu.Remove(&c.cpu)
 	}
@@ -594,6 +634,7 @@ func (c *call) abandon() {
 	c.releaseProxy()
 	c.done = true
 	c.outcome = results.Failed
+	c.r.releaseCall(c)
 }
 
 func fmtPath(parts ...any) string {

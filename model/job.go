@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/tsim-dev/tsim/results"
@@ -14,7 +15,7 @@ type job struct {
 	t     *tierRT
 	call  *call // the call that brought it; nil once that caller gave up (orphaned work)
 	spec  *Call // how it was called (binding, sizes): still needed once orphaned
-	root  *rootReq
+	root  rootRef
 	proxy *proxyInst
 
 	phase    int
@@ -38,7 +39,17 @@ type job struct {
 	extraCPU                                                              time.Duration
 
 	arrived, started, phaseAt sim.Time
+	gen                       uint32 // bumped when the job is recycled
+	free                      bool   // on the free list
 }
+
+// jobRef names a job that may have been recycled since.
+type jobRef struct {
+	j   *job
+	gen uint32
+}
+
+func (r jobRef) live() bool { return r.j.gen == r.gen && !r.j.ended }
 
 // phases before the steps
 const (
@@ -67,7 +78,16 @@ const (
 
 func (t *tierRT) newJob(c *call) *job {
 	now := t.r.e.Now()
-	j := &job{t: t, call: c, spec: c.spec, root: c.root, proxy: c.proxy, arrived: now}
+	var j *job
+	r := t.r
+	if n := len(r.freeJobs); n > 0 {
+		j = r.freeJobs[n-1]
+		r.freeJobs = r.freeJobs[:n-1]
+		*j = job{locks: j.locks[:0], gen: j.gen}
+	} else {
+		j = &job{}
+	}
+	j.t, j.call, j.spec, j.root, j.proxy, j.arrived = t, c, c.spec, c.root, c.proxy, now
 	return j
 }
 
@@ -77,6 +97,21 @@ func (j *job) orphaned() bool {
 }
 
 func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
+	if j.free {
+		if kind == jkSubDone {
+			return // the caller was aborted while its call's reply was on its way
+		}
+		panic(fmt.Sprintf("model: event %d for a recycled job", kind))
+	}
+	if j.ended {
+		return // a reply that was on its way when the job was aborted
+	}
+	if kind == jkGranted || kind == jkRethread || kind == jkRelock {
+		if !j.wr.granted {
+			return // a grant that was given back (see giveBack)
+		}
+		j.wr.granted = false
+	}
 	now := e.Now()
 	switch kind {
 	case jkGranted:
@@ -356,7 +391,7 @@ func (j *job) openSession() bool {
 	}
 	if p.opener != nil && p.opener != j {
 		j.phaseAt = t.r.e.Now()
-		p.sessWait = append(p.sessWait, j)
+		p.sessWait = append(p.sessWait, jobRef{j, j.gen})
 		return false
 	}
 	p.opener = j
@@ -407,8 +442,8 @@ func (j *job) abandonSession() {
 
 func (p *proxyInst) wakeSessionWaiters() {
 	for _, w := range p.sessWait {
-		if !w.ended {
-			w.t.r.e.Schedule(0, sim.ClassRelease, w, jkRetry, nil)
+		if w.live() {
+			w.j.t.r.e.Schedule(0, sim.ClassRelease, w.j, jkRetry, nil)
 		}
 	}
 	p.sessWait = p.sessWait[:0]
@@ -442,6 +477,7 @@ func (j *job) subDone(c *call) {
 	if c.outcome != results.Completed {
 		j.err = c.outcome
 	}
+	c.r.releaseCall(c)
 	j.afterCall()
 }
 
@@ -510,6 +546,9 @@ func (j *job) finish(o results.Outcome) {
 	if j.wr.active {
 		j.wr.q.abandon(&j.wr)
 	}
+	// A slot handed over at this instant whose grant event has not run yet
+	// goes back; the job is then not recycled, so the event finds it ended.
+	keep := j.wr.giveBack()
 	j.abandonSession()
 	for len(j.locks) > 0 {
 		j.unlock(j.locks[len(j.locks)-1])
@@ -554,5 +593,12 @@ func (j *job) finish(o results.Outcome) {
 	if c := j.call; c != nil {
 		j.call = nil
 		c.serverDone(o)
+	}
+	// Nothing refers to the job any more but generation-checked references
+	// (execution-timeout list, session waiters): recycle it.
+	j.gen++
+	if !keep {
+		j.free = true
+		t.r.freeJobs = append(t.r.freeJobs, j)
 	}
 }

@@ -34,7 +34,7 @@ type user struct {
 	busy    bool
 	thinkEv sim.EventID
 	proxy   *proxyInst
-	root    *rootReq
+	root    rootRef
 }
 
 const (
@@ -71,7 +71,7 @@ func (l *loadRT) start() {
 func (l *loadRT) live() int64 {
 	n := l.openLive
 	for _, u := range l.users {
-		if u.root != nil {
+		if u.root.r != nil {
 			n++
 		}
 	}
@@ -175,7 +175,7 @@ func (u *user) OnEvent(e *sim.Engine, kind int32, arg any) {
 	l := u.l
 	l.generated++
 	u.busy = true
-	u.root = &rootReq{start: e.Now()}
+	u.root = l.r.newRoot()
 	c := l.r.newCall(&l.spec.Call, nil, nil, u, u.root)
 	c.begin()
 }
@@ -183,8 +183,10 @@ func (u *user) OnEvent(e *sim.Engine, kind int32, arg any) {
 func (u *user) callDone(c *call) {
 	u.busy = false
 	root := u.root
-	u.root = nil
-	u.l.r.rootDone(root, c.outcome)
+	u.root = rootRef{}
+	o := c.outcome
+	u.l.r.releaseCall(c)
+	u.l.r.rootDone(root, o)
 	if !u.retired {
 		u.think()
 	}
@@ -193,14 +195,15 @@ func (u *user) callDone(c *call) {
 func (l *loadRT) openRequest() {
 	l.generated++
 	l.openLive++
-	root := &rootReq{start: l.r.e.Now()}
-	c := l.r.newCall(&l.spec.Call, nil, nil, nil, root)
+	c := l.r.newCall(&l.spec.Call, nil, nil, nil, l.r.newRoot())
 	c.begin()
 }
 
 func (l *loadRT) openDone(c *call) {
 	l.openLive--
-	l.r.rootDone(c.root, c.outcome)
+	root, o := c.root, c.outcome
+	l.r.releaseCall(c)
+	l.r.rootDone(root, o)
 }
 
 // nextChange returns the next instant after now at which the rounded value

@@ -103,7 +103,7 @@ func randomTopology(seed uint64) *Topology {
 // panic, every one must conserve requests (Run checks it), and each must be
 // a function of its seed.
 func TestRandomTopologiesConserveRequests(t *testing.T) {
-	n := 300
+	n := 400
 	if testing.Short() {
 		n = 60
 	}

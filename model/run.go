@@ -110,6 +110,12 @@ type runner struct {
 	calls   []*callStat
 	bd      [bdN]float64 // breakdown sums over measured completed roots
 	bdCount int64
+
+	// Free lists: requests, calls and roots are recycled so that a long
+	// run allocates nothing per request once warm (see release points).
+	freeJobs  []*job
+	freeCalls []*call
+	freeRoots []*rootReq
 }
 
 func newRunner(top *Topology, opt Options, warmup time.Duration) *runner {
@@ -183,7 +189,8 @@ func (r *runner) sample() {
 }
 
 // rootDone records the end of a top-level request.
-func (r *runner) rootDone(root *rootReq, o results.Outcome) {
+func (r *runner) rootDone(ref rootRef, o results.Outcome) {
+	root := ref.r
 	now := r.e.Now()
 	lat := now.Sub(root.start)
 	switch o {
@@ -199,7 +206,6 @@ func (r *runner) rootDone(root *rootReq, o results.Outcome) {
 	case results.Failed:
 		r.counts.Failed++
 	}
-	root.done = true
 	if r.measuring {
 		r.mEnded++
 		switch o {
@@ -219,6 +225,8 @@ func (r *runner) rootDone(root *rootReq, o results.Outcome) {
 		}
 	}
 	r.point(now, lat, o)
+	root.gen++ // references left in orphaned work go stale
+	r.freeRoots = append(r.freeRoots, root)
 }
 
 // point keeps a bounded, deterministic subsample of request outcomes: every
@@ -325,19 +333,39 @@ const (
 	bdN
 )
 
-// rootReq is one top-level request of the load.
+// rootReq is one top-level request of the load. Roots are recycled; the
+// generation tells a live reference from one left in orphaned work.
 type rootReq struct {
 	start sim.Time
-	done  bool
+	gen   uint32
 	bd    [bdN]time.Duration
+}
+
+// rootRef names one top-level request.
+type rootRef struct {
+	r   *rootReq
+	gen uint32
 }
 
 // charge adds a span to a category of the root's breakdown, unless the root
 // has ended (the work is orphaned and no longer on anybody's critical path).
-func (root *rootReq) charge(cat int, d time.Duration) {
-	if root != nil && !root.done {
-		root.bd[cat] += d
+func (ref rootRef) charge(cat int, d time.Duration) {
+	if ref.r != nil && ref.r.gen == ref.gen {
+		ref.r.bd[cat] += d
 	}
+}
+
+func (r *runner) newRoot() rootRef {
+	var root *rootReq
+	if n := len(r.freeRoots); n > 0 {
+		root = r.freeRoots[n-1]
+		r.freeRoots = r.freeRoots[:n-1]
+		root.bd = [bdN]time.Duration{}
+	} else {
+		root = &rootReq{}
+	}
+	root.start = r.e.Now()
+	return rootRef{root, root.gen}
 }
 
 // ---------------------------------------------------------------------------

@@ -14,6 +14,9 @@ type waitRec struct {
 	since  sim.Time
 	ticket uint64 // which queue entry is live; older entries of a reused record are stale
 	lane   int    // per-connection slots: the connection it holds or waits for
+	// granted: the slot was handed over and the grant event is on its way.
+	// An owner that ends in between gives the slot back (giveBack).
+	granted bool
 }
 
 type ticket struct {
@@ -21,7 +24,7 @@ type ticket struct {
 	t uint64
 }
 
-func (t ticket) live() bool { return t.w.active && t.w.ticket == t.t }
+func (t ticket) live(s *slots) bool { return t.w.active && t.w.q == s && t.w.ticket == t.t }
 
 // slots is the one template for every counted resource (connections, WCF
 // throttles, locks, proxies): a count, a limit and a FIFO of waiters. A
@@ -116,11 +119,12 @@ func (s *slots) releaseLane(k int) {
 	l := &s.lanes[k]
 	for l.n > 0 {
 		t := l.pop()
-		if !t.live() {
+		if !t.live(s) {
 			continue
 		}
 		w := t.w
 		w.active = false
+		w.granted = true
 		l.live--
 		s.waiting--
 		h, kd, a := w.h, w.kind, w.arg
@@ -170,6 +174,21 @@ func (s *slots) abandon(w *waitRec) bool {
 	return true
 }
 
+// giveBack returns a slot that was handed to w but not yet delivered (its
+// owner ended at the same instant). It reports whether there was one.
+func (w *waitRec) giveBack() bool {
+	if !w.granted {
+		return false
+	}
+	w.granted = false
+	if w.q.lanes != nil {
+		w.q.releaseLane(w.lane)
+	} else {
+		w.q.release()
+	}
+	return true
+}
+
 // release frees one slot, handing it to the next live waiter if any.
 func (s *slots) release() {
 	if s.lanes != nil {
@@ -193,11 +212,12 @@ func (s *slots) setLimit(limit int) {
 func (s *slots) grant() {
 	for s.waiting > 0 && s.free() {
 		t := s.pop()
-		if !t.live() {
+		if !t.live(s) {
 			continue
 		}
 		w := t.w
 		w.active = false
+		w.granted = true
 		s.waiting--
 		s.inUse++
 		h, k, a := w.h, w.kind, w.arg
@@ -205,7 +225,7 @@ func (s *slots) grant() {
 		s.e.Schedule(0, sim.ClassRelease, h, k, a)
 	}
 	// Drop abandoned records at the head so the ring does not fill with them.
-	for s.n > 0 && !s.q[s.head].live() {
+	for s.n > 0 && !s.q[s.head].live(s) {
 		s.pop()
 	}
 }

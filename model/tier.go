@@ -26,7 +26,7 @@ type tierRT struct {
 	singleInstance             bool   // the Single instance exists
 	locks                      []*slots
 
-	execList []*job // executionTimeout candidates in start order
+	execList []jobRef // executionTimeout candidates in start order
 	execHead int
 	execTick sim.EventID
 
@@ -188,7 +188,7 @@ func (t *tierRT) admit(j *job) {
 	j.started = t.r.e.Now()
 	t.lvExec.Add(j.started, 1)
 	if t.spec.Admission.ExecutionTimeout > 0 {
-		t.execList = append(t.execList, j)
+		t.execList = append(t.execList, jobRef{j, j.gen})
 		t.armExecCheck()
 	}
 	j.advance()
@@ -251,16 +251,17 @@ func (t *tierRT) OnEvent(e *sim.Engine, kind int32, arg any) {
 	now := e.Now()
 	limit := t.spec.Admission.ExecutionTimeout
 	for t.execHead < len(t.execList) {
-		j := t.execList[t.execHead]
-		if j.ended {
-			t.execList[t.execHead] = nil
+		ref := t.execList[t.execHead]
+		if !ref.live() {
+			t.execList[t.execHead] = jobRef{}
 			t.execHead++
 			continue
 		}
+		j := ref.j
 		if now.Sub(j.started) < limit {
 			break
 		}
-		t.execList[t.execHead] = nil
+		t.execList[t.execHead] = jobRef{}
 		t.execHead++
 		if t.r.measuring {
 			t.aborted++
