@@ -103,6 +103,7 @@ type runner struct {
 	firstTO    sim.Time
 
 	lat     *sim.Histogram
+	every   time.Duration // current sample interval (doubles as the series fills)
 	points  []results.Point
 	stride  int64
 	seen    int64
@@ -127,6 +128,7 @@ func newRunner(top *Topology, opt Options, warmup time.Duration) *runner {
 		lat:     sim.NewHistogram(),
 		stride:  1,
 		firstTO: -1,
+		every:   top.SampleEvery,
 	}
 	for i := range top.Tiers {
 		r.tiers = append(r.tiers, newTierRT(r, i))
@@ -158,7 +160,7 @@ func (r *runner) OnEvent(e *sim.Engine, kind int32, arg any) {
 		r.resetStats()
 	case evSample:
 		r.sample()
-		next := e.Now().Add(r.top.SampleEvery)
+		next := e.Now().Add(r.every)
 		if next <= sim.Time(r.top.Duration) {
 			e.ScheduleAt(next, sim.ClassSample, r, evSample, nil)
 		}
@@ -179,11 +181,35 @@ func (r *runner) resetStats() {
 	}
 }
 
+// maxSamples bounds the time series: when it fills, neighbouring samples
+// are merged and the interval doubles, so memory does not grow with the
+// length of the run.
+const maxSamples = 4096
+
 func (r *runner) sample() {
 	now := r.e.Now()
 	s := results.Sample{T: now.Seconds(), Tiers: make([]results.TierSample, len(r.tiers))}
 	for i, t := range r.tiers {
-		s.Tiers[i] = t.sample(now)
+		s.Tiers[i] = t.sample(now, r.every)
+	}
+	if len(r.series) >= maxSamples {
+		// Keep the first sample (t = 0) and merge the rest in pairs: the
+		// later sample's levels, the pair's mean CPU.
+		k := 1
+		for i := 1; i+1 < len(r.series); i += 2 {
+			a, b := r.series[i], r.series[i+1]
+			for ti := range b.Tiers {
+				b.Tiers[ti].CPU = (a.Tiers[ti].CPU + b.Tiers[ti].CPU) / 2
+			}
+			r.series[k] = b
+			k++
+		}
+		if len(r.series)%2 == 0 { // an unpaired last sample stays
+			r.series[k] = r.series[len(r.series)-1]
+			k++
+		}
+		r.series = r.series[:k]
+		r.every *= 2
 	}
 	r.series = append(r.series, s)
 }

@@ -103,8 +103,8 @@ func (t *tierRT) resetStats(now sim.Time) {
 	t.completed, t.rejected, t.aborted, t.wasted = 0, 0, 0, 0
 }
 
-func (t *tierRT) sample(now sim.Time) results.TierSample {
-	every := float64(t.r.top.SampleEvery)
+func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample {
+	every := float64(interval)
 	cpu := 0.0
 	if now > 0 {
 		cpu = 100 * t.cpuInt.take(now) / (every * float64(t.spec.Cores))
