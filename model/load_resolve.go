@@ -19,6 +19,7 @@ var topDefaults = map[string]any{
 	"duration":     "5m",
 	"warmup":       "0s",
 	"sample_every": "1s",
+	"precision":    0.0,
 	"load.timeout": "0s", // the load client waits as long as it takes
 }
 
@@ -203,6 +204,7 @@ func (p *loader) resolve(doc *docSpec) Topology {
 	topo.Duration = top.dur(scopeTop, "duration")
 	topo.Warmup = top.dur(scopeTop, "warmup")
 	topo.SampleEvery = top.dur(scopeTop, "sample_every")
+	topo.Precision = top.float(scopeTop, "precision")
 	if topo.Warmup >= topo.Duration {
 		top.errAt("warmup", "must be shorter than duration (%v), got %v", topo.Duration, topo.Warmup)
 	}

@@ -139,6 +139,7 @@ var topKeys = concatKeys(
 		durKey("duration", 0, maxSettingDur, true),
 		{name: "warmup", typ: tWarmup, min: 0, max: maxSettingDur.Seconds()},
 		durKey("sample_every", 0, day, true),
+		floatKey("precision", 0, 1, false),
 		enumKey("load.kind", "closed", "open"),
 		{name: "load.target", typ: tString},
 		intKey("load.users", 0, 1e6, "users"),

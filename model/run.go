@@ -42,7 +42,17 @@ func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run
 	}
 	r := newRunner(top, opt, warmup)
 	r.start()
-	r.e.Run(sim.Time(top.Duration))
+	if top.Precision > 0 {
+		// Batch means of the client latency; stop when precise enough.
+		r.precise = sim.NewBatchMeans(64)
+		check := top.Duration / 100
+		if check < time.Second {
+			check = time.Second
+		}
+		sim.RunPrecise(r.e, sim.PrecisionRule{RelHalfWidth: top.Precision, Level: 0.95, Check: check, Max: sim.Time(top.Duration)}, r.precise)
+	} else {
+		r.e.Run(sim.Time(top.Duration))
+	}
 	res = r.collect()
 	if !res.Requests.Conserved() {
 		return res, fmt.Errorf("model: requests not conserved: %+v", res.Requests)
@@ -103,6 +113,7 @@ type runner struct {
 	firstTO    sim.Time
 
 	lat     *sim.Histogram
+	precise *sim.BatchMeans // Precision: latency batch means
 	every   time.Duration // current sample interval (doubles as the series fills)
 	points  []results.Point
 	stride  int64
@@ -238,6 +249,9 @@ func (r *runner) rootDone(ref rootRef, o results.Outcome) {
 		case results.Completed:
 			r.mCompleted++
 			r.lat.Record(lat)
+			if r.precise != nil {
+				r.precise.Add(lat.Seconds())
+			}
 			for i := range root.bd {
 				r.bd[i] += root.bd[i].Seconds()
 			}
@@ -282,7 +296,7 @@ func (r *runner) collect() *results.Run {
 	now := r.e.Now()
 	res := &results.Run{
 		Seed:         r.opt.Seed,
-		Duration:     r.top.Duration.Seconds(),
+		Duration:     now.Seconds(),
 		Warmup:       r.warmup.Seconds(),
 		Events:       r.e.Events(),
 		TraceHash:    r.e.TraceHash(),

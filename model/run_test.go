@@ -61,3 +61,47 @@ func TestPipelineShortTimeoutOrphans(t *testing.T) {
 		t.Errorf("back end completions %.2f/s, want it still busy at ≈13/s", res.ThroughputPerS)
 	}
 }
+
+// TestAutomaticWarmup: an open load that overloads the pipeline for its
+// first minute (20/s against 13.3/s) and then runs at 5/s leaves a backlog
+// that takes minutes to clear; MSER-5 on the per-interval mean latency cuts
+// that transient and no more than a fraction of the steady part.
+func TestAutomaticWarmup(t *testing.T) {
+	top := pipelineTopology(0, 30*time.Minute)
+	top.Load = Load{Kind: LoadOpen, Rate: Schedule{{0, 20}, {time.Minute, 20}, {time.Minute, 5}}, Call: Call{Target: 0}}
+	top.Warmup = -1
+	top.SampleEvery = 5 * time.Second
+	res, err := Run(top, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Backlog after 60 s: (20 − 13.33)·60 ≈ 400 requests, drained at
+	// 13.33 − 5 = 8.3/s: gone by ≈ 108 s.
+	if res.Warmup < 60 || res.Warmup > 600 {
+		t.Errorf("automatic warm-up = %.0f s, want the transient (≈ 100 s) cut, within [60, 600]", res.Warmup)
+	}
+	if res.Latency.Mean > 1 {
+		t.Errorf("mean latency after warm-up %.2f s: the transient leaked into the statistics", res.Latency.Mean)
+	}
+	t.Logf("warm-up %.0f s, mean after it %.3f s", res.Warmup, res.Latency.Mean)
+}
+
+// TestStopOnPrecision: with precision = 2% the pipeline stops long before
+// its 10 simulated hours, and its mean lies within the stated precision of
+// the theoretical 6.5 s (allowing the theory's own approximation).
+func TestStopOnPrecision(t *testing.T) {
+	top := pipelineTopology(0, 10*time.Hour)
+	top.Warmup = time.Minute
+	top.Precision = 0.02
+	res, err := Run(top, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Duration >= 10*3600 {
+		t.Fatalf("ran the full %v s: precision never reached", res.Duration)
+	}
+	if math.Abs(res.Latency.Mean-6.5)/6.5 > 0.04 {
+		t.Errorf("mean %.3f s after stopping at %.0f s, want 6.5 s ± 4%%", res.Latency.Mean, res.Duration)
+	}
+	t.Logf("stopped at %.0f s with mean %.3f s", res.Duration, res.Latency.Mean)
+}

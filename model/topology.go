@@ -16,6 +16,10 @@ type Topology struct {
 	Duration    time.Duration // simulated run length
 	Warmup      time.Duration // statistics before this instant are discarded; <0 means automatic (MSER-5)
 	SampleEvery time.Duration // time-series interval
+	// Precision, if > 0, stops the run once the 95% confidence half-width
+	// of the mean client latency (batch means) is at most this fraction of
+	// the mean; Duration is then the longest it may run.
+	Precision float64
 }
 
 // HostKind is how a tier is hosted, which decides its admission path and
