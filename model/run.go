@@ -114,7 +114,7 @@ type runner struct {
 
 	lat     *sim.Histogram
 	precise *sim.BatchMeans // Precision: latency batch means
-	every   time.Duration // current sample interval (doubles as the series fills)
+	every   time.Duration   // current sample interval (doubles as the series fills)
 	points  []results.Point
 	stride  int64
 	seen    int64
