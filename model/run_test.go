@@ -105,3 +105,21 @@ func TestStopOnPrecision(t *testing.T) {
 	}
 	t.Logf("stopped at %.0f s with mean %.3f s", res.Duration, res.Latency.Mean)
 }
+
+// TestBreakdownAddsUp: on the pipeline every second of a completed request
+// is on one path (the calls are synchronous), so the breakdown's parts add
+// up to the mean latency, and connection waiting dominates.
+func TestBreakdownAddsUp(t *testing.T) {
+	res, err := Run(pipelineTopology(0, 20*time.Minute), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Breakdown
+	sum := b.ConnWait + b.AdmissionWait + b.ThreadWait + b.ThrottleWait + b.LockWait + b.CPUWait + b.CPU + b.ExternalWait + b.Network + b.Other
+	if math.Abs(sum-res.Latency.Mean) > 1e-6*res.Latency.Mean+1e-9 {
+		t.Errorf("breakdown sums to %.6f s, mean latency %.6f s: %+v", sum, res.Latency.Mean, b)
+	}
+	if b.ConnWait < 0.9*res.Latency.Mean || math.Abs(b.CPU-0.05) > 0.005 || math.Abs(b.ExternalWait-0.1) > 0.01 {
+		t.Errorf("breakdown %+v: want connection wait ≈ all of %.2f s, CPU ≈ 50 ms, external ≈ 100 ms", b, res.Latency.Mean)
+	}
+}
