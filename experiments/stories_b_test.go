@@ -1,0 +1,304 @@
+package experiments
+
+// Stories 2–6 of the issue "The stories tsim exists to tell": each test runs
+// its experiment file at the file's seed and checks the outcome its header
+// predicts, in direction and in size.
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// storyBTier returns tier i's counters at the sample taken at t seconds.
+func storyBTier(t *testing.T, r *results.Run, i int, at float64) results.TierSample {
+	t.Helper()
+	for _, s := range r.Series {
+		if math.Abs(s.T-at) < 1e-9 {
+			return s.Tiers[i]
+		}
+	}
+	t.Fatalf("no sample at %g s", at)
+	return results.TierSample{}
+}
+
+// storyBTimeouts counts timed-out requests whose latency is within tol of want.
+func storyBTimeouts(r *results.Run, want, tol float64) (n, at int) {
+	for _, p := range r.Points {
+		if p.Outcome == results.TimedOut {
+			n++
+			if math.Abs(p.Latency-want) <= tol {
+				at++
+			}
+		}
+	}
+	return n, at
+}
+
+// 2. A .NET load client keeps System.Net's 2 connections per host: the
+// service never sees more than 2 calls, whatever the number of clients.
+func TestStoryOnlyTwoRequests(t *testing.T) {
+	runs := runStory(t, "only-two-requests.toml", 0)
+	for _, n := range []float64{50, 100, 200} {
+		users := map[float64]string{50: "50", 100: "100", 200: "200"}[n]
+		def := runs["client-default load.users="+users]
+		fix := runs["maxconnection-200 load.users="+users]
+		loop := runs["same-machine load.users="+users]
+		if def == nil || fix == nil || loop == nil {
+			t.Fatalf("missing scenarios for %s users: %v", users, runs)
+		}
+		// The default client: a limit of 2, so 2 calls at the service,
+		// ~8 calls/s (2 / 0.26 s), latency ≈ clients / 8 per second.
+		if c := def.Calls[0]; c.Limit != 2 || c.InUseMax != 2 {
+			t.Errorf("%s users, default: connection limit %d, max in use %.0f; want 2 and 2", users, c.Limit, c.InUseMax)
+		}
+		svc := tierOf(t, def, "service")
+		if svc.ExecutingMax > 2 || svc.ThreadsBusyMax > 2 || svc.CPUUtil > 0.04 {
+			t.Errorf("%s users, default: service executing max %.0f, threads busy max %.0f, CPU %.1f%%; want ≤ 2, ≤ 2, < 4%%",
+				users, svc.ExecutingMax, svc.ThreadsBusyMax, 100*svc.CPUUtil)
+		}
+		if g := def.GoodputPerS; g < 7 || g > 9 {
+			t.Errorf("%s users, default: %.2f calls/s, want 7–9 (2 connections / 0.26 s)", users, g)
+		}
+		if want := n / def.GoodputPerS; math.Abs(def.Latency.Mean-want) > 0.1*want {
+			t.Errorf("%s users, default: mean latency %.2f s, want ≈ %.2f s (clients / throughput)", users, def.Latency.Mean, want)
+		}
+		if def.Calls[0].WaitMean < 0.9*def.Latency.Mean {
+			t.Errorf("%s users, default: connection wait %.2f s of %.2f s; want almost all of it", users, def.Calls[0].WaitMean, def.Latency.Mean)
+		}
+		// The fix and the loopback run reach the service's throttle: 32
+		// calls executing (one thread each), the rest wait at the throttle.
+		for name, r := range map[string]*results.Run{"maxconnection-200": fix, "same-machine": loop} {
+			s := tierOf(t, r, "service")
+			if s.ThreadsBusyMax != 32 || s.ExecutingMax != n {
+				t.Errorf("%s users, %s: threads busy max %.0f (want the throttle, 32), calls at the service %.0f (want %s)",
+					users, name, s.ThreadsBusyMax, s.ExecutingMax, users)
+			}
+			if r.Breakdown.ThrottleWait < 0.1 {
+				t.Errorf("%s users, %s: throttle wait %.3f s per call, want calls queued at the throttle", users, name, r.Breakdown.ThrottleWait)
+			}
+			if r.GoodputPerS < 14*def.GoodputPerS {
+				t.Errorf("%s users, %s: %.1f calls/s, want ≥ 14× the default's %.1f", users, name, r.GoodputPerS, def.GoodputPerS)
+			}
+			if r.Latency.Mean > 0.1*def.Latency.Mean || r.Latency.Mean > n/100 {
+				t.Errorf("%s users, %s: mean latency %.2f s (default %.2f s)", users, name, r.Latency.Mean, def.Latency.Mean)
+			}
+		}
+		if c := fix.Calls[0]; c.Limit != 200 {
+			t.Errorf("maxconnection-200: limit %d", c.Limit)
+		}
+		if c := loop.Calls[0]; c.Limit != 0 {
+			t.Errorf("same-machine: limit %d, want unlimited (loopback exemption)", c.Limit)
+		}
+	}
+	// More clients change nothing for the default client but the latency.
+	a, b := runs["client-default load.users=50"], runs["client-default load.users=200"]
+	if math.Abs(a.GoodputPerS-b.GoodputPerS) > 0.05*a.GoodputPerS || b.Latency.Mean < 3.5*a.Latency.Mean {
+		t.Errorf("default: 50 → 200 clients: %.2f → %.2f calls/s, %.2f → %.2f s; want the same throughput and 4× the latency",
+			a.GoodputPerS, b.GoodputPerS, a.Latency.Mean, b.Latency.Mean)
+	}
+}
+
+func TestStoryOnlyTwoRequestsTimeline(t *testing.T) {
+	runs := runStory(t, "only-two-requests-timeline.toml", 0)
+	def, fix := runs["client-default"], runs["maxconnection-200"]
+	if s := tierOf(t, def, "service"); s.ExecutingMax > 2 {
+		t.Errorf("default: service executing max %.0f, want ≤ 2 at 50, 100 and 200 clients", s.ExecutingMax)
+	}
+	// Latency follows the number of clients: ~6 s, ~12 s, ~25 s.
+	for _, c := range []struct{ from, to, lo, hi float64 }{{20, 60, 4.5, 8}, {90, 120, 10, 15}, {150, 180, 21, 29}} {
+		if m := meanLatency(def, c.from, c.to); m < c.lo || m > c.hi {
+			t.Errorf("default: mean latency in [%g, %g) s = %.1f s, want %g–%g s", c.from, c.to, m, c.lo, c.hi)
+		}
+	}
+	// With the fix, the I/O pool grows to the throttle's 32 threads at the
+	// CLR's ~2 per second above its minimum of 4, and stays there.
+	if b := storyBTier(t, fix, 0, 8).ThreadsBusy; b >= 32 {
+		t.Errorf("fixed: %v threads busy at 8 s; the CLR should still be adding them", b)
+	}
+	if b := storyBTier(t, fix, 0, 20).ThreadsBusy; b != 32 {
+		t.Errorf("fixed: %v threads busy at 20 s, want 32", b)
+	}
+	if s := storyBTier(t, fix, 0, 170); s.ThreadsBusy != 32 || s.Executing != 200 {
+		t.Errorf("fixed at 170 s: threads busy %v (want 32), calls at the service %v (want 200)", s.ThreadsBusy, s.Executing)
+	}
+}
+
+// 3. A sessionful service under the .NET 3.5 and .NET 4 default throttles.
+func TestStoryWCF4Defaults(t *testing.T) {
+	runs := runStory(t, "wcf4-defaults.toml", 0)
+	old, neu := runs["wcf35"], runs["wcf4"]
+	// .NET 3.5: 10 sessions; the other clients wait their whole SendTimeout.
+	n, at60 := storyBTimeouts(old, 60, 0.001)
+	if n < 200 || at60 != n {
+		t.Errorf("wcf35: %d timeouts, %d of them at 60 s; want ≥ 200, all at the 1-min SendTimeout", n, at60)
+	}
+	if old.FirstTimeout < 60 || old.FirstTimeout > 90 {
+		t.Errorf("wcf35: first timeout at %.0f s, want 60–90 s (the 11th client joins at ~13 s)", old.FirstTimeout)
+	}
+	if old.TimeoutRate < 0.1 {
+		t.Errorf("wcf35: timeout rate %.1f%%, want ≥ 10%%", 100*old.TimeoutRate)
+	}
+	// Ten clients served at think + service time ≈ 2.11 s: ~4.7 calls/s.
+	if g := old.GoodputPerS; g < 4 || g > 5.5 {
+		t.Errorf("wcf35: %.2f calls/s, want 4–5.5 (ten clients)", g)
+	}
+	if old.Latency.Mean > 0.2 {
+		t.Errorf("wcf35: completed calls take %.2f s, want < 0.2 s (the ten served clients are fine)", old.Latency.Mean)
+	}
+	svc := tierOf(t, old, "service")
+	if svc.ThreadsBusyMax > 10 || svc.CPUUtil > 0.03 {
+		t.Errorf("wcf35: threads busy max %.0f, CPU %.1f%%; want ≤ 10 (sessions) and < 3%%", svc.ThreadsBusyMax, 100*svc.CPUUtil)
+	}
+	// .NET 4: 400 sessions on 4 cores; nobody waits.
+	if neu.Requests.TimedOut != 0 || neu.Breakdown.ThrottleWait > 0.001 {
+		t.Errorf("wcf4: %d timeouts, throttle wait %.3f s; want none", neu.Requests.TimedOut, neu.Breakdown.ThrottleWait)
+	}
+	if neu.GoodputPerS < 7*old.GoodputPerS {
+		t.Errorf("wcf4: %.1f calls/s against %.1f; want ≥ 7×", neu.GoodputPerS, old.GoodputPerS)
+	}
+	if s := tierOf(t, neu, "service"); s.ExecutingMax > 30 {
+		t.Errorf("wcf4: %.0f calls at the service at most, want a handful", s.ExecutingMax)
+	}
+}
+
+// 4. Synchronous against asynchronous: thread-pool starvation after a step.
+func TestStorySyncVsAsyncService(t *testing.T) {
+	runs := runStory(t, "sync-vs-async-service.toml", 0)
+	syn, asy := runs["sync"], runs["async"]
+	// Fine before the step, a hump of ~30 s after it, back to normal later.
+	if m := meanLatency(syn, 20, 60); m > 1.3 {
+		t.Errorf("sync: %.2f s before the step, want ≈ 1 s", m)
+	}
+	m1, m2, m3 := meanLatency(syn, 70, 80), meanLatency(syn, 90, 100), meanLatency(syn, 120, 140)
+	if !(m1 < m2 && m2 < m3) || m3 < 25 {
+		t.Errorf("sync: mean latency %.1f, %.1f, %.1f s at 70–80, 90–100, 120–140 s; want rising to > 25 s", m1, m2, m3)
+	}
+	if m := meanLatency(syn, 220, 300); m > 1.3 {
+		t.Errorf("sync: %.2f s after the backlog drained, want ≈ 1 s", m)
+	}
+	// The pool grows at the CLR's ~2 threads a second.
+	mid := 0
+	t80, t120 := storyBTier(t, syn, mid, 80).Threads, storyBTier(t, syn, mid, 120).Threads
+	if rate := (t120 - t80) / 40; rate < 1.8 || rate > 2.2 {
+		t.Errorf("sync: threads %v at 80 s, %v at 120 s: %.2f per second, want ≈ 2", t80, t120, rate)
+	}
+	ms := tierOf(t, syn, "middle")
+	if ms.ThreadsMax < 250 || ms.CPUUtil > 0.4 {
+		t.Errorf("sync: threads max %.0f (want ≥ 250), CPU %.0f%% (want < 40%%)", ms.ThreadsMax, 100*ms.CPUUtil)
+	}
+	// Async: a handful of threads, the back end's second throughout.
+	ma := tierOf(t, asy, "middle")
+	if ma.ThreadsMax > 8 || ma.ThreadsBusyMax > 8 {
+		t.Errorf("async: threads max %.0f, busy max %.0f; want ≤ 8", ma.ThreadsMax, ma.ThreadsBusyMax)
+	}
+	if asy.Latency.Mean > 1.1 || asy.Latency.P99 > 2 || meanLatency(asy, 120, 140) > 1.1 {
+		t.Errorf("async: mean %.2f s, p99 %.2f s; want ≈ 1 s flat", asy.Latency.Mean, asy.Latency.P99)
+	}
+	if syn.Latency.Mean < 8*asy.Latency.Mean {
+		t.Errorf("sync mean %.1f s against async %.2f s; want ≥ 8×", syn.Latency.Mean, asy.Latency.Mean)
+	}
+	// Both serve the same calls; only the waiting differs.
+	if syn.Requests.TimedOut+syn.Requests.Rejected+asy.Requests.TimedOut+asy.Requests.Rejected != 0 ||
+		math.Abs(syn.GoodputPerS-asy.GoodputPerS) > 0.01*asy.GoodputPerS {
+		t.Errorf("sync %.1f/s, async %.1f/s; want the same, no failures", syn.GoodputPerS, asy.GoodputPerS)
+	}
+}
+
+// 5. IIS-hosted WCF: the synchronous HTTP module against the asynchronous one.
+func TestStoryAsyncHTTPModule(t *testing.T) {
+	runs := runStory(t, "async-http-module.toml", 0)
+	syn, asy := runs["sync-module"], runs["async-module"]
+	s := tierOf(t, syn, "svc")
+	// 12 requests per CPU on 4 cores, two threads each, a full queue, 503s.
+	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.QueuedMax != 5000 {
+		t.Errorf("sync module: executing max %.0f (want 48), threads busy max %.0f (want 96), queued max %.0f (want 5000)",
+			s.ExecutingMax, s.ThreadsBusyMax, s.QueuedMax)
+	}
+	if s.CPUUtil > 0.03 || syn.RejectRate < 0.95 {
+		t.Errorf("sync module: CPU %.1f%%, %.1f%% rejected; want < 3%% and ≥ 95%%", 100*s.CPUUtil, 100*syn.RejectRate)
+	}
+	if g := syn.ThroughputPerS; g < 8.5 || g > 10 {
+		t.Errorf("sync module: %.2f calls/s, want ≈ 9.6 (48 / 5 s)", g)
+	}
+	// Async module and operation: thousands in progress on a few threads.
+	a := tierOf(t, asy, "svc")
+	if a.ExecutingMean < 1800 || a.ExecutingMax < 2000 || a.ThreadsBusyMax > 10 {
+		t.Errorf("async module: executing mean %.0f / max %.0f (want ≈ 2000), threads busy max %.0f (want ≤ 10)",
+			a.ExecutingMean, a.ExecutingMax, a.ThreadsBusyMax)
+	}
+	if asy.Requests.Rejected != 0 || asy.Requests.TimedOut != 0 || asy.GoodputPerS < 390 {
+		t.Errorf("async module: %.1f calls/s, %d rejected, %d timed out; want all 400/s served", asy.GoodputPerS, asy.Requests.Rejected, asy.Requests.TimedOut)
+	}
+	if asy.Latency.Mean > 5.3 || a.CPUUtil < 0.3 || a.CPUUtil > 0.7 {
+		t.Errorf("async module: mean %.2f s (want the partner's ≈ 5 s), CPU %.0f%% (want 30–70%%)", asy.Latency.Mean, 100*a.CPUUtil)
+	}
+	if asy.GoodputPerS < 40*syn.GoodputPerS {
+		t.Errorf("async %.1f calls/s against sync %.1f; want ≥ 40×", asy.GoodputPerS, syn.GoodputPerS)
+	}
+}
+
+func TestStoryAsyncHTTPModuleMemory(t *testing.T) {
+	runs := runStory(t, "async-http-module-memory.toml", 0)
+	iis7, iis6 := runs["iis7"], runs["iis6-like"]
+	const kb = 64.0 / 1024 // MB per request
+	// IIS 7: 48 admitted + 5000 queued, the rest refused; memory levels off.
+	s7 := tierOf(t, iis7, "svc")
+	if s7.ExecutingMax != 48 || s7.QueuedMax != 5000 || iis7.Requests.Rejected == 0 {
+		t.Errorf("iis7: executing max %.0f, queued max %.0f, %d rejected; want 48, 5000 and some", s7.ExecutingMax, s7.QueuedMax, iis7.Requests.Rejected)
+	}
+	if want := 5048 * kb; math.Abs(s7.MemoryMaxMB-want) > 2 {
+		t.Errorf("iis7: memory max %.1f MB, want ≈ %.0f MB (5048 requests × 64 KB)", s7.MemoryMaxMB, want)
+	}
+	if m4, m9 := storyBTier(t, iis7, 0, 400).MemoryMB, storyBTier(t, iis7, 0, 590).MemoryMB; math.Abs(m9-m4) > 1 {
+		t.Errorf("iis7: memory %.0f MB at 400 s, %.0f MB at 590 s; want level", m4, m9)
+	}
+	// IIS 6-like: nothing refused, memory grows at ~17 requests/s × 64 KB.
+	s6 := tierOf(t, iis6, "svc")
+	if iis6.Requests.Rejected != 0 || s6.ExecutingMax < 10000 {
+		t.Errorf("iis6-like: %d rejected, %.0f requests in the process at most; want none and > 10000", iis6.Requests.Rejected, s6.ExecutingMax)
+	}
+	m2, m6 := storyBTier(t, iis6, 0, 200).MemoryMB, storyBTier(t, iis6, 0, 600).MemoryMB
+	if rate := (m6 - m2) / 400; rate < 0.9 || rate > 1.2 {
+		t.Errorf("iis6-like: memory %.0f MB at 200 s, %.0f MB at 600 s: %.2f MB/s; want ≈ 1.05 ((20 − 3.2)/s × 64 KB)", m2, m6, rate)
+	}
+	if s6.MemoryMaxMB < 2*s7.MemoryMaxMB {
+		t.Errorf("iis6-like: memory max %.0f MB against iis7's %.0f; want ≥ 2× after 10 min", s6.MemoryMaxMB, s7.MemoryMaxMB)
+	}
+	// Both drain the WCF throttle at the same rate: 16 calls / 5 s.
+	for name, r := range map[string]*results.Run{"iis7": iis7, "iis6-like": iis6} {
+		if g := r.ThroughputPerS; g < 2.9 || g > 3.5 {
+			t.Errorf("%s: %.2f calls/s, want ≈ 3.2 (16 calls / 5 s)", name, g)
+		}
+	}
+}
+
+// 6. InstanceContextMode Single: ConcurrencyMode Single against Multiple.
+func TestStoryInstancingConcurrency(t *testing.T) {
+	runs := runStory(t, "instancing-concurrency.toml", 0)
+	ss, sm, pc := runs["single-single"], runs["single-multiple"], runs["percall"]
+	s := tierOf(t, ss, "service")
+	if s.ThreadsBusyMax != 1 || s.CPUUtil > 0.2 || s.ExecutingMean < 23 {
+		t.Errorf("single-single: threads busy max %.0f (want 1), CPU %.0f%% (want < 20%%), %.1f calls at the service (want ≈ 24)",
+			s.ThreadsBusyMax, 100*s.CPUUtil, s.ExecutingMean)
+	}
+	if g := ss.GoodputPerS; g < 9 || g > 11 {
+		t.Errorf("single-single: %.2f calls/s, want ≈ 10 (one 0.1-s call at a time)", g)
+	}
+	if l := ss.Latency.Mean; l < 2 || l > 2.8 {
+		t.Errorf("single-single: mean latency %.2f s, want ≈ 2.4 s (24 × 0.1 s)", l)
+	}
+	for name, r := range map[string]*results.Run{"single-multiple": sm, "percall": pc} {
+		m := tierOf(t, r, "service")
+		if m.CPUUtil < 0.97 || m.ThreadsBusyMax != 24 {
+			t.Errorf("%s: CPU %.1f%%, threads busy max %.0f; want saturated and 24", name, 100*m.CPUUtil, m.ThreadsBusyMax)
+		}
+		if r.GoodputPerS < 7*ss.GoodputPerS || r.GoodputPerS > 82 {
+			t.Errorf("%s: %.1f calls/s against %.1f; want ≥ 7× and at most the CPU's 80/s", name, r.GoodputPerS, ss.GoodputPerS)
+		}
+		if r.Latency.Mean > 0.35 {
+			t.Errorf("%s: mean latency %.2f s, want ≈ 0.3 s", name, r.Latency.Mean)
+		}
+	}
+}
