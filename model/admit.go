@@ -43,12 +43,17 @@ func CanDrainClassic(maxWorkers, busyWorkers, minFree int) bool {
 // throttle-facts §2c, §8). With countExecuting the limit counts queued and
 // executing requests together (.NET 4 requestQueueLimit).
 func DecideConcurrent(executing, maxExecuting, queued, queueLimit int, countExecuting bool) Decision {
-	if executing < maxExecuting && queued == 0 {
-		return DecisionRun
-	}
 	depth := queued
 	if countExecuting {
+		// "Requests Current" (queued and executing) at the limit: 503 even
+		// if the request could run (.NET 4 requestQueueLimit, facts §2c).
 		depth += executing
+		if depth >= queueLimit {
+			return DecisionReject
+		}
+	}
+	if executing < maxExecuting && queued == 0 {
+		return DecisionRun
 	}
 	if depth >= queueLimit {
 		return DecisionReject

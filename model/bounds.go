@@ -176,6 +176,20 @@ func Analyse(top *Topology) Analysis {
 		}
 		if w := t.WCF; w != nil {
 			add(Bound{Throttle: "MaxConcurrentCalls " + t.Name, Kind: "wcf-calls", Tier: t.Name, Limit: float64(w.MaxCalls), Hold: stay})
+			if c := callInto(top, i); c != nil && c.Binding.Sessionful {
+				// A sessionful binding holds a session per proxy: for the
+				// whole life of a user's own proxy (so MaxConcurrentSessions
+				// caps the users served at once), or per call.
+				switch {
+				case c == &top.Load.Call && c.Proxy.Kind == ProxyPerUser:
+					add(Bound{Throttle: "MaxConcurrentSessions " + t.Name, Kind: "wcf-sessions", Tier: t.Name,
+						Limit: float64(w.MaxSessions), Hold: a.D + a.Z,
+						Note: "each user keeps a session for its proxy's life: at most this many users are served"})
+				case c.Proxy.Kind == ProxyPerCall:
+					add(Bound{Throttle: "MaxConcurrentSessions " + t.Name, Kind: "wcf-sessions", Tier: t.Name,
+						Limit: float64(w.MaxSessions), Hold: stay, Note: "a new proxy, and session, per call"})
+				}
+			}
 			if w.Instancing == PerCall {
 				add(Bound{Throttle: "MaxConcurrentInstances " + t.Name, Kind: "wcf-instances", Tier: t.Name, Limit: float64(w.MaxInstances), Hold: stay})
 			}

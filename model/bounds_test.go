@@ -54,3 +54,18 @@ func TestAnalyseAsyncFreesThreads(t *testing.T) {
 		t.Errorf("async: %+v", b)
 	}
 }
+
+func TestAnalyseSessionsCapUsers(t *testing.T) {
+	// 50 users each keep a netTcp session; MaxConcurrentSessions 10 binds
+	// at 10 users.
+	svc := tier("svc", wait(100*time.Millisecond))
+	svc.WCF = &WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: PerSession}
+	top := burst(50, time.Minute, svc)
+	top.Load.Think = cnst(time.Second)
+	top.Load.Call.Binding = Binding{Name: "netTcp", Sessionful: true}
+	top.Load.Call.Proxy = Proxy{Kind: ProxyPerUser}
+	a := Analyse(top)
+	if a.Binding == nil || a.Binding.Kind != "wcf-sessions" || math.Abs(a.SaturatesAt-10) > 1e-9 {
+		t.Fatalf("binding %+v at %.2f users, want MaxConcurrentSessions at 10", a.Binding, a.SaturatesAt)
+	}
+}

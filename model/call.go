@@ -497,9 +497,10 @@ func (c *call) fail(o results.Outcome) {
 		return
 	}
 	c.stop()
-	if c.server != nil {
-		c.server.call = nil // orphaned: its reply will be discarded
+	if j := c.server; j != nil {
+		j.call = nil // orphaned: its reply will be discarded
 		c.server = nil
+		j.clientGone()
 	}
 	if c.proxy != nil && o == results.TimedOut && !c.proxy.perCall {
 		c.proxy.close() // WCF aborts a channel that timed out
@@ -627,9 +628,10 @@ func (c *call) abandon() {
 	}
 	c.gaveUp = true
 	c.stop()
-	if c.server != nil {
-		c.server.call = nil
+	if j := c.server; j != nil {
+		j.call = nil
 		c.server = nil
+		j.clientGone()
 	}
 	c.releaseProxy()
 	c.done = true

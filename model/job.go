@@ -421,6 +421,29 @@ func (j *job) openSession() bool {
 	}
 }
 
+// clientGone is the job's client giving up (timeout or abort). A call
+// still waiting for its WCF session is dropped: its channel was never
+// accepted, and the aborted connection leaves the listener's backlog
+// (facts §4). Work already under way goes on, orphaned.
+func (j *job) clientGone() {
+	if j.ended || j.phase != jpSession {
+		return
+	}
+	p := j.proxy
+	if p == nil || p.session {
+		return
+	}
+	if p.opener != j {
+		for i, w := range p.sessWait {
+			if w.j == j && w.gen == j.gen {
+				p.sessWait = append(p.sessWait[:i], p.sessWait[i+1:]...)
+				break
+			}
+		}
+	}
+	j.t.drop(j)
+}
+
 // abandonSession is the opener leaving before the session is open: the
 // slots it took go back and the waiters try again.
 func (j *job) abandonSession() {

@@ -25,32 +25,33 @@ var topDefaults = map[string]any{
 
 // tierDefaults are the defaults of tier keys that the tier preset leaves out.
 var tierDefaults = map[string]any{
-	"preset":                      "none",
-	"host":                        "self",
-	"cores":                       1,
-	"cost_multiplier":             1.0,
-	"async":                       false,
-	"memory_per_request_kb":       0.0,
-	"auto_config":                 false,
-	"worker.min":                  0,
-	"worker.max":                  unlimitedThreads,
-	"worker.injection":            "none",
-	"worker.gate_delay":           "500ms", // facts §3: gate thread period
-	"worker.idle_timeout":         "20s",   // see idleTimeout in presets.go
-	"io.min":                      0,
-	"io.max":                      unlimitedThreads,
-	"io.injection":                "none",
-	"io.gate_delay":               "500ms",
-	"io.idle_timeout":             "20s",
-	"admission.kind":              "none",
-	"admission.min_free_threads":  8,    // facts §2a: minFreeThreads without autoConfig
-	"admission.queue_limit":       5000, // facts §2a: appRequestQueueLimit
-	"admission.count_executing":   false,
-	"admission.module":            "sync",
-	"admission.execution_timeout": "0s",
-	"admission.execution_check":   "15s",        // facts §2a
-	"wcf.instancing":              "PerSession", // facts §4: InstanceContextMode default
-	"wcf.concurrency":             "Single",     // facts §4: ConcurrencyMode default
+	"preset":                           "none",
+	"host":                             "self",
+	"cores":                            1,
+	"cost_multiplier":                  1.0,
+	"async":                            false,
+	"memory_per_request_kb":            0.0,
+	"auto_config":                      false,
+	"worker.min":                       0,
+	"worker.max":                       unlimitedThreads,
+	"worker.injection":                 "none",
+	"worker.gate_delay":                "500ms", // facts §3: gate thread period
+	"worker.idle_timeout":              "20s",   // see idleTimeout in presets.go
+	"io.min":                           0,
+	"io.max":                           unlimitedThreads,
+	"io.injection":                     "none",
+	"io.gate_delay":                    "500ms",
+	"io.idle_timeout":                  "20s",
+	"admission.kind":                   "none",
+	"admission.min_free_threads":       8,    // facts §2a: minFreeThreads without autoConfig
+	"admission.queue_limit":            5000, // facts §2a: appRequestQueueLimit
+	"admission.count_executing":        false,
+	"admission.module":                 "sync",
+	"admission.execution_timeout":      "0s",
+	"admission.execution_check":        "15s",        // facts §2a
+	"admission.client_connected_check": "5s",         // facts §2a: clientConnectedCheck
+	"wcf.instancing":                   "PerSession", // facts §4: InstanceContextMode default
+	"wcf.concurrency":                  "Single",     // facts §4: ConcurrencyMode default
 }
 
 // callDefaults are the defaults of call keys that do not depend on the
@@ -338,6 +339,9 @@ func resolveAdmission(c *chain, tier Tier) Admission {
 	// facts §2a: executionTimeout is an ASP.NET setting; whether it fires
 	// for WCF is unconfirmed and assumed not, so a WCF tier gets it only
 	// when the experiment sets it explicitly.
+	if a.Kind == AdmitClassic {
+		a.ClientConnectedCheck = c.dur(scopeTier, "admission.client_connected_check")
+	}
 	if _, ok := c.explicit("admission.execution_timeout"); ok || (aspnet && tier.WCF == nil) {
 		a.ExecutionTimeout = c.dur(scopeTier, "admission.execution_timeout")
 		a.ExecutionCheck = c.dur(scopeTier, "admission.execution_check")

@@ -176,6 +176,7 @@ var tierKeys = concatKeys(
 		enumKey("admission.module", "sync", "async"),
 		durKey("admission.execution_timeout", 0, maxSettingDur, false),
 		durKey("admission.execution_check", 0, time.Hour, true),
+		durKey("admission.client_connected_check", 0, time.Hour, false),
 		enumKey("wcf.preset", "none", "wcf35", "wcf4"),
 		intKey("wcf.max_calls", 1, maxInt32, ""),
 		intKey("wcf.max_sessions", 1, maxInt32, ""),

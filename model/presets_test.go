@@ -34,6 +34,7 @@ func TestTierPresets(t *testing.T) {
 	asp := Admission{ExecutionTimeout: 110 * time.Second, ExecutionCheck: 15 * time.Second}
 	classic, conc35, conc4 := asp, asp, asp
 	classic.Kind, classic.MinFreeThreads, classic.QueueLimit, classic.SyncModule = AdmitClassic, 88*4, 5000, true
+	classic.ClientConnectedCheck = 5 * time.Second // facts §2a
 	conc35.Kind, conc35.MaxExecuting, conc35.QueueLimit, conc35.SyncModule = AdmitConcurrent, 12*4, 5000, true
 	conc4.Kind, conc4.MaxExecuting, conc4.QueueLimit, conc4.CountExecuting = AdmitConcurrent, 5000*4, 5000, true
 

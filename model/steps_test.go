@@ -359,3 +359,37 @@ func TestUserScheduleRamp(t *testing.T) {
 		t.Errorf("spike: second change at %v, want 2m", next)
 	}
 }
+
+func TestClientConnectedCheckDropsAbandonedQueued(t *testing.T) {
+	// Classic queue, 1 CPU (12 executing), 10 s pages, clients give up after
+	// 8 s: the 3 queued requests time out; when dequeued at 10 s (after more
+	// than 5 s in the queue, client gone) they are dropped unserved.
+	web := tier("web", wait(10*time.Second))
+	web.Host = HostASPNetClassic
+	web.Cores = 1
+	web.Worker = Pool{Min: 100, Max: 100}
+	web.Admission = Admission{Kind: AdmitClassic, MinFreeThreads: 88, QueueLimit: 5000, ClientConnectedCheck: 5 * time.Second}
+	got, res := outcomes(t, burst(15, 8*time.Second, web))
+	expect(t, "latencies", got, strings.TrimSpace(strings.Repeat("8/timed_out ", 15)))
+	if tr := res.Tiers[0]; tr.Completed != 12 || tr.Aborted != 3 {
+		t.Errorf("web completed %d (want 12, orphaned), dropped %d (want 3)", tr.Completed, tr.Aborted)
+	}
+}
+
+func TestSessionWaitersDroppedWhenClientGone(t *testing.T) {
+	// MaxSessions 1 held by user 1's proxy; user 2 waits for a session and
+	// times out at 5 s: its unopened session leaves the queue.
+	svc := tier("svc", wait(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 1, MaxInstances: 100, Instancing: PerSession, Concurrency: ConcurrencyMultiple}
+	top := burst(2, 5*time.Second, svc)
+	top.Load.Call.Binding = Binding{Name: "netTcp", Sessionful: true}
+	top.Load.Call.Proxy = Proxy{Kind: ProxyPerUser}
+	got, res := outcomes(t, top)
+	expect(t, "latencies", got, "1 5/timed_out")
+	if tr := res.Tiers[0]; tr.Aborted != 1 || tr.OutstandingMax != 2 {
+		t.Errorf("dropped %d (want 1), outstanding max %v", tr.Aborted, tr.OutstandingMax)
+	}
+	if last := res.Series[len(res.Series)-1].Tiers[0].Outstanding; last != 0 {
+		t.Errorf("calls outstanding at the end = %v, want 0 (the dead session request left)", last)
+	}
+}

@@ -215,6 +215,11 @@ func (t *tierRT) drain() {
 		t.admHead++
 		now := t.r.e.Now()
 		t.lvQueued.Add(now, -1)
+		if cc := a.ClientConnectedCheck; cc > 0 && j.orphaned() && now.Sub(j.phaseAt) > cc {
+			// clientConnectedCheck: the client has gone; drop it unserved.
+			t.drop(j)
+			continue
+		}
 		j.root.charge(bdAdmit, now.Sub(j.phaseAt))
 		t.admit(j)
 	}
@@ -225,6 +230,14 @@ func (t *tierRT) drain() {
 		}
 		t.admQ, t.admHead = t.admQ[:n], 0
 	}
+}
+
+// drop ends a request that will never run because its client has gone.
+func (t *tierRT) drop(j *job) {
+	if t.r.measuring {
+		t.aborted++
+	}
+	j.finish(results.Failed)
 }
 
 // ---------------------------------------------------------------------------

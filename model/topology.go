@@ -115,6 +115,10 @@ type Admission struct {
 	// every ExecutionCheck). 0 = none.
 	ExecutionTimeout time.Duration
 	ExecutionCheck   time.Duration
+	// ClientConnectedCheck (AdmitClassic): a request dequeued after
+	// waiting longer than this whose client has gone is dropped unserved
+	// (ASP.NET clientConnectedCheck, 5 s). 0 = never.
+	ClientConnectedCheck time.Duration
 }
 
 // Instancing is WCF's InstanceContextMode.

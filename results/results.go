@@ -57,7 +57,7 @@ type Tier struct {
 	MemoryMaxMB      float64 `json:"memory_max_mb"`
 	Completed        int64   `json:"completed"`
 	Rejected         int64   `json:"rejected"`
-	Aborted          int64   `json:"aborted"`
+	Aborted          int64   `json:"aborted"` // ended unserved or cut short by the server: executionTimeout, clientConnectedCheck, a WCF session never opened for a client that had gone
 	WastedCPUSeconds float64 `json:"wasted_cpu_s"`
 }
 
