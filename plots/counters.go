@@ -28,7 +28,10 @@ var counters = []counter{
 	{"threads busy", palette[3], 1.6, nil, func(s results.TierSample) float64 { return s.ThreadsBusy }},
 	{"connections in use (outbound)", palette[4], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsInUse }},
 	{"connections waiting (outbound)", palette[5], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsWaiting }},
+	{"thread pool queue", palette[6], 1.6, []vg.Length{px(2), px(2)}, func(s results.TierSample) float64 { return s.ThreadQueue }},
 }
+
+var memCounter = counter{"memory held (MB)", palette[7], 1.4, []vg.Length{px(6), px(2)}, func(s results.TierSample) float64 { return s.MemoryMB }}
 
 var cpuCounter = counter{"CPU %", palette[7], 1.4, nil, func(s results.TierSample) float64 { return s.CPU }}
 
@@ -39,9 +42,10 @@ func counterStyle(k counter) draw.LineStyle {
 // Counters draws each run's counters over time like a PerfMon capture: one
 // row per tier, one column per run. A tier's upper panel shows Requests
 // Executing, Requests Queued, Calls Outstanding, threads busy, and its
-// outbound connections in use and waiting; the lower panel its CPU %. The
-// panels of one tier share their scale across the columns so that runs
-// compare at a glance.
+// outbound connections in use and waiting and its thread-pool queue; the
+// lower panel its CPU %, and a third one the memory its requests hold when a
+// tier declares memory per request. The panels of one tier share their scale
+// across the columns so that runs compare at a glance.
 func Counters(title string, runs []Run) (*Figure, error) {
 	if len(runs) == 0 {
 		return nil, errNoData
@@ -66,7 +70,7 @@ func Counters(title string, runs []Run) (*Figure, error) {
 				return nil, err
 			}
 			for i, ts := range s.Tiers {
-				for _, k := range append(counters[:len(counters):len(counters)], cpuCounter) {
+				for _, k := range append(counters[:len(counters):len(counters)], cpuCounter, memCounter) {
 					if err := checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], k.name, s.T), k.get(ts)); err != nil {
 						return nil, err
 					}
@@ -79,25 +83,31 @@ func Counters(title string, runs []Run) (*Figure, error) {
 		tmax = 1
 	}
 
-	// One shared y scale per tier.
+	// One shared y scale per tier; a memory panel for tiers that hold memory.
 	ymax := make([]float64, len(names))
+	memMax := make([]float64, len(names))
 	for _, r := range runs {
 		for _, s := range r.Run.Series {
 			for i, ts := range s.Tiers {
 				for _, k := range counters {
 					ymax[i] = max(ymax[i], k.get(ts))
 				}
+				memMax[i] = max(memMax[i], ts.MemoryMB)
 			}
 		}
 	}
 
-	rows := 2 * len(names)
-	panels := make([][]*plot.Plot, rows)
-	weights := make([]float64, rows)
+	var panels [][]*plot.Plot
+	var weights []float64
+	anyMem := false
 	for i, name := range names {
-		panels[2*i] = make([]*plot.Plot, len(runs))
-		panels[2*i+1] = make([]*plot.Plot, len(runs))
-		weights[2*i], weights[2*i+1] = 2.6, 1
+		top := make([]*plot.Plot, len(runs))
+		cpu := make([]*plot.Plot, len(runs))
+		var mem []*plot.Plot
+		if memMax[i] > 0 {
+			mem = make([]*plot.Plot, len(runs))
+			anyMem = true
+		}
 		for j, r := range runs {
 			head := name
 			if len(runs) > 1 || r.Label != "" {
@@ -114,7 +124,7 @@ func Counters(title string, runs []Run) (*Figure, error) {
 			}
 			p.X.Min, p.X.Max = 0, tmax
 			p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
-			panels[2*i][j] = p
+			top[j] = p
 
 			q := newPlot("", "time (s)", "CPU %")
 			l, err := plotter.NewLine(tierXY(r.Run.Series, i, cpuCounter.get))
@@ -126,22 +136,46 @@ func Counters(title string, runs []Run) (*Figure, error) {
 			q.X.Min, q.X.Max = 0, tmax
 			q.Y.Min, q.Y.Max = 0, 100
 			q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
-			panels[2*i+1][j] = q
+			cpu[j] = q
+			if mem != nil {
+				m := newPlot("", "time (s)", "memory MB")
+				l, err := plotter.NewLine(tierXY(r.Run.Series, i, memCounter.get))
+				if err != nil {
+					return nil, err
+				}
+				l.LineStyle = counterStyle(memCounter)
+				m.Add(l)
+				m.X.Min, m.X.Max = 0, tmax
+				m.Y.Min, m.Y.Max = 0, niceMax(memMax[i])
+				mem[j] = m
+			}
+		}
+		panels = append(panels, top, cpu)
+		weights = append(weights, 2.6, 1)
+		if mem != nil {
+			panels = append(panels, mem)
+			weights = append(weights, 1)
 		}
 	}
 
 	w := max(1200, 600*float64(len(runs)))
 	h := max(800, 120+380*float64(len(names)))
+	if anyMem {
+		h += 120 * float64(len(names))
+	}
 	f := &Figure{Width: px(w), Height: px(h)}
 	f.draw = func(c draw.Canvas) {
 		c = pad(c, 8)
 		c = drawHeader(c, title, "")
 		var entries []legendEntry
-		for _, k := range append(counters[:len(counters):len(counters)], cpuCounter) {
+		legend := append(counters[:len(counters):len(counters)], cpuCounter)
+		if anyMem {
+			legend = append(legend, memCounter)
+		}
+		for _, k := range legend {
 			entries = append(entries, legendEntry{k.name, &plotter.Line{LineStyle: counterStyle(k)}})
 		}
-		drawLegendRow(c, c.Max.Y-px(10), entries)
-		c.Max.Y -= px(30)
+		c.Max.Y -= drawLegendRows(c, c.Max.Y-px(10), entries) + px(10)
 		drawGrid(c, panels, weights, px(28), px(10))
 	}
 	return f, nil

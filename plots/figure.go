@@ -238,6 +238,35 @@ func drawLegendRow(c draw.Canvas, y vg.Length, entries []legendEntry) {
 	}
 }
 
+// drawLegendRows draws entries in as many centred rows as the canvas width
+// needs, starting at y, and returns the height they take.
+func drawLegendRows(c draw.Canvas, y vg.Length, entries []legendEntry) vg.Length {
+	sty := textStyle(10, draw.XLeft)
+	thumbW, gap, sep := px(26), px(6), px(22)
+	avail := c.Max.X - c.Min.X - px(20)
+	row := px(20)
+	var used vg.Length
+	for len(entries) > 0 {
+		var w vg.Length
+		n := 0
+		for n < len(entries) {
+			ew := thumbW + gap + sty.Width(entries[n].label)
+			if n > 0 {
+				ew += sep
+			}
+			if n > 0 && w+ew > avail {
+				break
+			}
+			w += ew
+			n++
+		}
+		drawLegendRow(c, y-used, entries[:n])
+		entries = entries[n:]
+		used += row
+	}
+	return used
+}
+
 // drawHeader draws a figure title and, below it, an optional subtitle; it
 // returns the canvas left below them.
 func drawHeader(c draw.Canvas, title, subtitle string) draw.Canvas {
