@@ -1,0 +1,315 @@
+package experiments
+
+// Stories 7–10 of the issue "The stories tsim exists to tell": each test runs
+// its experiment file at the file's seed (shortened where that keeps the
+// story) and checks the outcome its header predicts, in direction and in
+// size.
+
+import (
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// storyCRun returns the scenario named key, failing the test if it is missing.
+func storyCRun(t *testing.T, runs map[string]*results.Run, key string) *results.Run {
+	t.Helper()
+	r := runs[key]
+	if r == nil {
+		keys := make([]string, 0, len(runs))
+		for k := range runs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Fatalf("no scenario %q (have %v)", key, keys)
+	}
+	return r
+}
+
+// storyCShare is the fraction of the sampled requests that ended in [from,
+// to) seconds with outcome o (0 if none ended then).
+func storyCShare(r *results.Run, from, to float64, o results.Outcome) float64 {
+	n, k := 0, 0
+	for _, p := range r.Points {
+		if p.T >= from && p.T < to {
+			n++
+			if p.Outcome == o {
+				k++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+// storyCMean is the mean over the samples in [from, to) seconds of a
+// tier's counter.
+func storyCMean(t *testing.T, r *results.Run, tier string, from, to float64, get func(results.TierSample) float64) float64 {
+	t.Helper()
+	idx := -1
+	for i, n := range r.TierNames {
+		if n == tier {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		t.Fatalf("no tier %q in the series", tier)
+	}
+	s, n := 0.0, 0
+	for _, smp := range r.Series {
+		if smp.T >= from && smp.T < to {
+			s += get(smp.Tiers[idx])
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no samples in [%g, %g) s", from, to)
+	}
+	return s / float64(n)
+}
+
+// storyCWithin reports whether got is within frac of want.
+func storyCWithin(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+// storyCClean fails the test if any scenario saw a timeout, rejection or failure.
+func storyCClean(t *testing.T, runs map[string]*results.Run) {
+	t.Helper()
+	for k, r := range runs {
+		if c := r.Requests; c.TimedOut+c.Rejected+c.Failed != 0 {
+			t.Errorf("%s: %d timed out, %d rejected, %d failed; want none", k, c.TimedOut, c.Rejected, c.Failed)
+		}
+	}
+}
+
+// 7. A shared WCF proxy never opened explicitly serialises every call;
+// opened, pooled or created per call on basicHttp it is fine; created per
+// call on wsHttp it pays a security negotiation per call and saturates the
+// CPU of both machines.
+func TestStoryProxyLifecycle(t *testing.T) {
+	runs := runStory(t, "proxy-lifecycle.toml", 3*time.Minute)
+	storyCClean(t, runs)
+	noOpen := storyCRun(t, runs, "shared-no-open")
+	opened := storyCRun(t, runs, "shared-opened")
+
+	// The mistake: one call at a time at the service, so throughput is one
+	// over a call's time (~5 ms CPU + ~50 ms database + wsHttp messages),
+	// the front end holds nearly all 200 users, CPU idles everywhere.
+	svc, web := tierOf(t, noOpen, "svc"), tierOf(t, noOpen, "web")
+	if svc.ExecutingMax != 1 {
+		t.Errorf("shared-no-open: service executing max %.0f, want 1 (calls released one at a time)", svc.ExecutingMax)
+	}
+	if g := noOpen.GoodputPerS; g < 14 || g > 20 {
+		t.Errorf("shared-no-open: %.1f pages/s, want 14–20 (1 / ~0.06 s per call)", g)
+	}
+	if noOpen.Latency.Mean < 9 || web.ExecutingMean < 150 || svc.CPUUtil > 0.05 || web.CPUUtil > 0.05 {
+		t.Errorf("shared-no-open: mean %.1f s (want > 9), web executing %.0f (want > 150), CPU web %.1f%% svc %.1f%% (want < 5%%)",
+			noOpen.Latency.Mean, web.ExecutingMean, 100*web.CPUUtil, 100*svc.CPUUtil)
+	}
+	// The fix: concurrent calls, ~190 pages/s at ~60 ms.
+	if opened.GoodputPerS < 10*noOpen.GoodputPerS || opened.Latency.Mean > 0.1 {
+		t.Errorf("shared-opened: %.1f pages/s at %.3f s; want > 10× the mistake's %.1f and < 0.1 s", opened.GoodputPerS, opened.Latency.Mean, noOpen.GoodputPerS)
+	}
+	// Pools and a per-call basicHttp proxy are close to the singleton.
+	for _, k := range []string{"pool-create", "pool-wait", "per-call-basicHttp", "no-open-first-call-alone"} {
+		r := storyCRun(t, runs, k)
+		if !storyCWithin(r.Latency.Mean, opened.Latency.Mean, 0.15) {
+			t.Errorf("%s: mean %.4f s, want within 15%% of the opened singleton's %.4f s", k, r.Latency.Mean, opened.Latency.Mean)
+		}
+		if k != "no-open-first-call-alone" && !storyCWithin(r.GoodputPerS, opened.GoodputPerS, 0.02) {
+			t.Errorf("%s: %.1f pages/s, want within 2%% of the singleton's %.1f", k, r.GoodputPerS, opened.GoodputPerS)
+		}
+	}
+	if s := tierOf(t, storyCRun(t, runs, "no-open-first-call-alone"), "svc"); s.ExecutingMax < 5 {
+		t.Errorf("no-open-first-call-alone: service executing max %.0f; the open queue should have drained (want ≥ 5)", s.ExecutingMax)
+	}
+	// Per call on wsHttp: a security session per call saturates both CPUs.
+	ws := storyCRun(t, runs, "per-call-wsHttp")
+	if ws.Latency.Mean < 4*opened.Latency.Mean || ws.GoodputPerS > 0.85*opened.GoodputPerS {
+		t.Errorf("per-call-wsHttp: %.1f pages/s at %.3f s; want ≥ 4× the singleton's latency (%.3f s) and ≥ 15%% less throughput (%.1f)",
+			ws.GoodputPerS, ws.Latency.Mean, opened.Latency.Mean, opened.GoodputPerS)
+	}
+	if s, w := tierOf(t, ws, "svc"), tierOf(t, ws, "web"); s.CPUUtil < 0.97 || w.CPUUtil < 0.85 {
+		t.Errorf("per-call-wsHttp: CPU svc %.1f%% web %.1f%%; want both saturated (≥ 97%%, ≥ 85%%)", 100*s.CPUUtil, 100*w.CPUUtil)
+	}
+	if s := tierOf(t, opened, "svc"); s.CPUUtil > 0.5 {
+		t.Errorf("shared-opened: service CPU %.1f%%, want < 50%%", 100*s.CPUUtil)
+	}
+}
+
+// 8. At 100 % CPU, the binding's encoder decides the peak: binary over text
+// +24 % for 5 KB replies and +71 % for 25 KB; wsHttp far below with
+// latency in seconds; netTcp and named pipes on top.
+func TestStoryBindingsAndEncoders(t *testing.T) {
+	runs := runStory(t, "bindings-and-encoders.toml", 30*time.Second)
+	storyCClean(t, runs)
+	get := func(binding, kb string) *results.Run {
+		return storyCRun(t, runs, binding+" load.call.reply_kb="+kb)
+	}
+	bindings := []string{"basicHttp-text", "basicHttp-binary", "wsHttp", "netTcp", "namedPipe"}
+	for _, b := range bindings {
+		for _, kb := range []string{"2", "5", "10", "25", "50"} {
+			if c := tierOf(t, get(b, kb), "svc").CPUUtil; c < 0.99 {
+				t.Errorf("%s, %s KB: CPU %.1f%%, want the load to saturate it (≥ 99%%)", b, kb, 100*c)
+			}
+		}
+	}
+	for _, c := range []struct {
+		kb       string
+		lo, hi   float64
+		text, ws float64 // expected peaks: 4 cores / (1 ms + the binding's CPU per call)
+	}{{"5", 1.20, 1.28, 2749, 1231}, {"25", 1.66, 1.77, 1699, 640}} {
+		text, bin, ws := get("basicHttp-text", c.kb), get("basicHttp-binary", c.kb), get("wsHttp", c.kb)
+		if g := bin.GoodputPerS / text.GoodputPerS; g < c.lo || g > c.hi {
+			t.Errorf("%s KB: binary %.0f/s over text %.0f/s = %+.0f%%, want %+.0f%%…%+.0f%%", c.kb, bin.GoodputPerS, text.GoodputPerS,
+				100*(g-1), 100*(c.lo-1), 100*(c.hi-1))
+		}
+		if !storyCWithin(text.GoodputPerS, c.text, 0.03) || !storyCWithin(ws.GoodputPerS, c.ws, 0.03) {
+			t.Errorf("%s KB: peaks text %.0f/s, wsHttp %.0f/s; want ≈ %.0f and ≈ %.0f", c.kb, text.GoodputPerS, ws.GoodputPerS, c.text, c.ws)
+		}
+		if ws.Latency.Mean < 2 || bin.Latency.Mean > 0.5 {
+			t.Errorf("%s KB: mean latency wsHttp %.2f s (want seconds, > 2 s), binary %.3f s (want < 0.5 s)", c.kb, ws.Latency.Mean, bin.Latency.Mean)
+		}
+	}
+	// Cheapest to dearest at every reply size.
+	for _, kb := range []string{"2", "5", "10", "25", "50"} {
+		order := []string{"namedPipe", "netTcp", "basicHttp-binary", "basicHttp-text", "wsHttp"}
+		for i := 1; i < len(order); i++ {
+			a, b := get(order[i-1], kb), get(order[i], kb)
+			if a.GoodputPerS <= b.GoodputPerS {
+				t.Errorf("%s KB: %s %.0f/s should beat %s %.0f/s", kb, order[i-1], a.GoodputPerS, order[i], b.GoodputPerS)
+			}
+		}
+	}
+}
+
+// 9. A per-request CPU cost invisible in functional tests decides
+// everything once the CPU saturates: tracing in a hot path turns 5.7 ms
+// pages into ~36 s ones; a debug build is ~29× slower code on both tiers.
+func TestStoryHiddenCPUCosts(t *testing.T) {
+	runs := runStory(t, "hidden-cpu-costs.toml", 0)
+	rel, tr, dbg := storyCRun(t, runs, "release"), storyCRun(t, runs, "tracing-in-hot-path"), storyCRun(t, runs, "debug-build")
+	cpu := func(r *results.Run) float64 {
+		return storyCMean(t, r, "svc", 200, 360, func(s results.TierSample) float64 { return s.CPU })
+	}
+	// Functional tests (first minute, 40 testers).
+	relT, trT, dbgT := meanLatency(rel, 0, 60), meanLatency(tr, 0, 60), meanLatency(dbg, 0, 60)
+	if relT < 0.0045 || relT > 0.007 {
+		t.Errorf("release, functional tests: %.2f ms a page, want ≈ 5.7 ms", 1000*relT)
+	}
+	if trT < 0.020 || trT > 0.050 {
+		t.Errorf("tracing, functional tests: %.1f ms a page, want 20–50 ms (slower, but nobody notices)", 1000*trT)
+	}
+	if x := dbgT / relT; x < 15 || x > 29 {
+		t.Errorf("debug build, functional tests: %.1f ms = %.1f× release; want 15–29× (code × 29; encoders and network are not debug builds)", 1000*dbgT, x)
+	}
+	// Under load (steady state, 200–360 s).
+	if l := meanLatency(rel, 200, 360); l > 0.010 || cpu(rel) > 50 {
+		t.Errorf("release under load: %.1f ms, service CPU %.0f%%; want < 10 ms and < 50 %%", 1000*l, cpu(rel))
+	}
+	if l := meanLatency(tr, 200, 360); l < 31 || l > 41 || cpu(tr) < 99 {
+		t.Errorf("tracing under load: %.1f s, service CPU %.0f%%; want ≈ 36 s and 100 %%", l, cpu(tr))
+	}
+	if l := meanLatency(dbg, 200, 360); l < 100 || cpu(dbg) < 99 {
+		t.Errorf("debug build under load: %.0f s, service CPU %.0f%%; want ≥ 100 s and 100 %%", l, cpu(dbg))
+	}
+	// Throughput is the saturated service's: 2 cores / (10 × 2.7 ms + messages) ≈ 73/s.
+	if c := tierOf(t, tr, "svc").Completed; c < int64(0.9*73*300) || c > int64(1.1*(40.0/15*60+73*300)) {
+		t.Errorf("tracing: service completed %d calls, want ≈ 73/s for the 5 min of load", c)
+	}
+	storyCClean(t, runs)
+	// debug="true" switched executionTimeout off: nothing was aborted at 110 s.
+	if a := tierOf(t, dbg, "web").Aborted; a != 0 {
+		t.Errorf("debug build: %d pages aborted, want none (executionTimeout is off with debug=\"true\")", a)
+	}
+}
+
+// 10. Clients time out, the server finishes their calls anyway; a short
+// surge followed by immediate retries turns into a storm that never ends,
+// while retries with a long, jittered backoff recover. executionTimeout
+// changes nothing a client sees.
+func TestStoryTimeoutsAndOrphans(t *testing.T) {
+	runs := runStory(t, "timeouts-and-orphans.toml", 0)
+	late := func(r *results.Run) float64 { return storyCShare(r, 400, 600, results.TimedOut) }
+	backlog := func(r *results.Run, from, to float64) float64 {
+		return storyCMean(t, r, "svc", from, to, func(s results.TierSample) float64 { return s.Outstanding })
+	}
+	none, now := storyCRun(t, runs, "no-retry"), storyCRun(t, runs, "retry-now")
+	short, back := storyCRun(t, runs, "retry-short-backoff"), storyCRun(t, runs, "retry-backoff")
+	exec := storyCRun(t, runs, "retry-now-page-timeout-10m")
+	for k, r := range runs {
+		if r.FirstTimeout < 120 {
+			t.Errorf("%s: first timeout at %.0f s, want none before the surge (2:00)", k, r.FirstTimeout)
+		}
+		if r.Requests.Rejected != 0 {
+			t.Errorf("%s: %d requests rejected; want none (api stays under its requestQueueLimit of 5000)", k, r.Requests.Rejected)
+		}
+		if a := tierOf(t, r, "api").Aborted; (a != 0) != (r == exec) {
+			t.Errorf("%s: %d api requests aborted by executionTimeout; want some only with the 10 min SendTimeout", k, a)
+		}
+	}
+
+	// No retries: timeouts during the surge and for about a minute after it,
+	// while svc works off the orphans; throughput exceeds goodput.
+	if none.FirstTimeout > 135 {
+		t.Errorf("no-retry: first timeout at %.0f s, want within 15 s of the surge", none.FirstTimeout)
+	}
+	if s := storyCShare(none, 130, 150, results.TimedOut); s < 0.5 {
+		t.Errorf("no-retry: %.0f%% of requests timed out during the surge, want most", 100*s)
+	}
+	if s := storyCShare(none, 240, 600, results.TimedOut); s != 0 || backlog(none, 550, 600) > 50 {
+		t.Errorf("no-retry: %.1f%% timed out after 4:00, svc backlog %.0f at the end; want 0 and < 50 (recovered)", 100*s, backlog(none, 550, 600))
+	}
+	if none.ThroughputPerS < 1.1*none.GoodputPerS || tierOf(t, none, "svc").WastedCPUSeconds < 100 {
+		t.Errorf("no-retry: throughput %.2f/s, goodput %.2f/s, svc wasted %.0f CPU-s; want throughput ≥ 1.1× goodput and ≥ 100 s wasted",
+			none.ThroughputPerS, none.GoodputPerS, tierOf(t, none, "svc").WastedCPUSeconds)
+	}
+
+	// Immediate or briefly delayed retries: the storm outlives the surge by
+	// the rest of the run; svc's backlog keeps growing and its CPU goes on orphans.
+	for name, r := range map[string]*results.Run{"retry-now": now, "retry-short-backoff": short} {
+		if s := late(r); s < 0.99 {
+			t.Errorf("%s: %.1f%% of requests timed out in the last 200 s, want all (the storm goes on)", name, 100*s)
+		}
+		if b0, b1 := backlog(r, 250, 300), backlog(r, 550, 600); b1 < 1.3*b0 {
+			t.Errorf("%s: svc backlog %.0f at 4:10–5:00 and %.0f at the end; want it still growing", name, b0, b1)
+		}
+		if r.GoodputPerS > 0.35*none.GoodputPerS {
+			t.Errorf("%s: goodput %.2f/s, want < 35%% of no-retry's %.2f/s", name, r.GoodputPerS, none.GoodputPerS)
+		}
+		if w := tierOf(t, r, "svc").WastedCPUSeconds; w < 0.7*2*600 {
+			t.Errorf("%s: svc wasted %.0f CPU-s, want > 70%% of its 1200 CPU-s", name, w)
+		}
+	}
+	if now.ThroughputPerS < 1.5*now.GoodputPerS {
+		t.Errorf("retry-now: throughput %.2f/s vs goodput %.2f/s; want the server busy with replies nobody takes", now.ThroughputPerS, now.GoodputPerS)
+	}
+	// A long, jittered backoff: recovered well before the end.
+	if s := storyCShare(back, 330, 600, results.TimedOut); s > 0.01 || backlog(back, 550, 600) > 50 {
+		t.Errorf("retry-backoff: %.1f%% timed out after 5:30, svc backlog %.0f at the end; want recovered", 100*s, backlog(back, 550, 600))
+	}
+	if back.GoodputPerS < 3*now.GoodputPerS || back.GoodputPerS < 0.8*none.GoodputPerS {
+		t.Errorf("retry-backoff: goodput %.2f/s; want ≥ 3× retry-now's %.2f and ≥ 80%% of no-retry's %.2f", back.GoodputPerS, now.GoodputPerS, none.GoodputPerS)
+	}
+
+	// executionTimeout with a 10 min SendTimeout: api requests are aborted
+	// at 110–125 s, which bounds what api holds, and nothing else changes.
+	ea, na := tierOf(t, exec, "api"), tierOf(t, now, "api")
+	if ea.Aborted < 1000 || ea.ExecutingMax > 4500 || ea.ExecutingMax < 1.3*na.ExecutingMax {
+		t.Errorf("page-timeout-10m: %d aborted, api executing max %.0f (retry-now %.0f); want > 1000 aborted and a cap between 1.3× retry-now's and 4500",
+			ea.Aborted, ea.ExecutingMax, na.ExecutingMax)
+	}
+	if exec.GoodputPerS != now.GoodputPerS || exec.Requests.TimedOut != now.Requests.TimedOut ||
+		!storyCWithin(tierOf(t, exec, "svc").WastedCPUSeconds, tierOf(t, now, "svc").WastedCPUSeconds, 0.01) {
+		t.Errorf("page-timeout-10m: goodput %.2f/s, %d timeouts, svc wasted %.0f s; want retry-now's %.2f/s, %d, %.0f s",
+			exec.GoodputPerS, exec.Requests.TimedOut, tierOf(t, exec, "svc").WastedCPUSeconds,
+			now.GoodputPerS, now.Requests.TimedOut, tierOf(t, now, "svc").WastedCPUSeconds)
+	}
+	if exec.ThroughputPerS < 1.5*now.ThroughputPerS {
+		t.Errorf("page-timeout-10m: api throughput %.2f/s, want ≥ 1.5× retry-now's %.2f (orphaned replies received)", exec.ThroughputPerS, now.ThroughputPerS)
+	}
+}
