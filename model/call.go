@@ -199,6 +199,7 @@ type call struct {
 	lane      int  // the connection held, in a per-connection pool
 	server    *job
 	handshake time.Duration
+	newProxy  bool // this attempt created its proxy
 	phaseAt   sim.Time
 }
 
@@ -340,8 +341,11 @@ func (c *call) takeInst() {
 	switch c.spec.Proxy.Kind {
 	case ProxyShared, ProxySharedNoOpen:
 		if ps.shared == nil || ps.shared.dead {
+			first := ps.shared == nil
 			ps.shared = ps.newInst(false)
-			ps.shared.fresh = false // opened at start-up
+			// The first one was opened at start-up; one re-created after an
+			// abort pays its creation and handshake like any new proxy.
+			ps.shared.fresh = !first
 		}
 		c.proxy = ps.shared
 	case ProxyPerUser:
@@ -350,8 +354,7 @@ func (c *call) takeInst() {
 			return
 		}
 		if c.user.proxy == nil || c.user.proxy.dead {
-			c.user.proxy = ps.newInst(false)
-			c.user.proxy.fresh = false
+			c.user.proxy = ps.newInst(false) // opened at the user's first call
 		}
 		c.proxy = c.user.proxy
 	case ProxyPerCall:
@@ -399,8 +402,10 @@ func (c *call) advance() {
 			// A new proxy costs the caller CPU to build (ChannelFactory not
 			// cached) and, on a secure binding, a negotiation handshake.
 			c.handshake = 0
+			c.newProxy = false
 			if c.proxy.fresh {
 				c.proxy.fresh = false
+				c.newProxy = true
 				b := &c.spec.Binding
 				c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
 				if cost := c.spec.Proxy.CreateCost.Mean() + b.SessionCPU; c.from != nil && cost > 0 {
@@ -449,7 +454,8 @@ func (c *call) advance() {
 			j := t.newJob(c)
 			if c.proxy != nil {
 				c.proxy.jobs++
-				if c.proxy.perCall && c.spec.Binding.SessionCPU > 0 {
+				if c.newProxy {
+					// The server's side of a new proxy's security negotiation.
 					j.extraCPU = c.spec.Binding.SessionCPU
 				}
 			}
