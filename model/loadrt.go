@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
 
@@ -264,5 +263,3 @@ func maxDur(a, b time.Duration) time.Duration {
 	}
 	return b
 }
-
-var _ = results.Completed

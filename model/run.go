@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/tsim-dev/tsim/results"
@@ -430,5 +429,3 @@ func (g *integ) take(now sim.Time) float64 {
 	g.area = 0
 	return a
 }
-
-func mathInf() float64 { return math.Inf(1) }
