@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	"github.com/tsim-dev/tsim/model"
 )
@@ -47,16 +50,54 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 // (topologies given as paths, empirical distributions) are read relative to
 // the experiment file's directory.
 func loadExperiment(path string) (*model.Experiment, error) {
+	x, _, err := loadExperimentSources(path)
+	return x, err
+}
+
+// loadExperimentSources loads an experiment file and returns, besides, the
+// file and every file it read, as they were read: a shard carries them so
+// that merge can load the same experiment without them.
+func loadExperimentSources(path string) (*model.Experiment, []sourceFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var mu sync.Mutex // scenarios may be resolved from several goroutines
+	src := []sourceFile{{Name: filepath.ToSlash(path), Content: string(data)}}
 	dir := filepath.Dir(path)
 	readFile := func(name string) ([]byte, error) {
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, name)
+		full := name
+		if !filepath.IsAbs(full) {
+			full = filepath.Join(dir, name)
 		}
-		return os.ReadFile(name)
+		b, err := os.ReadFile(full)
+		if err == nil {
+			mu.Lock()
+			if !slices.ContainsFunc(src[1:], func(f sourceFile) bool { return f.Name == name }) {
+				src = append(src, sourceFile{Name: name, Content: string(b)})
+			}
+			mu.Unlock()
+		}
+		return b, err
 	}
-	return model.LoadExperiment(path, data, readFile)
+	x, err := model.LoadExperiment(path, data, readFile)
+	mu.Lock()
+	defer mu.Unlock()
+	return x, append([]sourceFile(nil), src...), err
+}
+
+// loadSources loads an experiment from the files a shard carries.
+func loadSources(src []sourceFile) (*model.Experiment, error) {
+	if len(src) == 0 {
+		return nil, errors.New("no experiment file in the shard")
+	}
+	readFile := func(name string) ([]byte, error) {
+		for _, f := range src[1:] {
+			if f.Name == name {
+				return []byte(f.Content), nil
+			}
+		}
+		return nil, fmt.Errorf("%s: not among the files the shard carries", name)
+	}
+	return model.LoadExperiment(src[0].Name, []byte(src[0].Content), readFile)
 }

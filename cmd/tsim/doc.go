@@ -2,7 +2,10 @@
 // throttles: it runs experiment files, prints what happened and writes the
 // results as JSON, CSV and PNG files.
 //
-//	tsim run FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--json] [--quiet]
+//	tsim run FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--shard i/n] [--json] [--quiet]
+//	tsim explain FILE [-o DIR] [--seed N] [--quiet]
+//	tsim plan FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate) [--users N | --rate R] [...]
+//	tsim merge [-o DIR] [--json] [--quiet] SHARDDIR...
 //	tsim check FILE...
 //	tsim bench [--json] [--model NAME] [--runs N]
 //	tsim help [command]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -62,13 +63,14 @@ func splitmix64(x uint64) uint64 {
 
 // plan is one experiment to run, with the command line's overrides applied.
 type plan struct {
-	path string // as given on the command line
-	stem string // file name without extension: the output subdirectory
-	out  string // output directory, DIR/<stem>
-	x    *model.Experiment
-	seed uint64
-	reps int
-	mode string
+	path  string // as given on the command line
+	stem  string // file name without extension: the output subdirectory
+	out   string // output directory, DIR/<stem>
+	x     *model.Experiment
+	seed  uint64
+	reps  int
+	mode  string
+	shard shard // which work items this process runs; the zero value is all
 }
 
 func (p *plan) sweep() bool { return len(p.x.Sweep) > 0 }
@@ -81,6 +83,11 @@ func (p *plan) seeds() []uint64 {
 	}
 	return s
 }
+
+// items is the number of work items: every replication of every scenario.
+// Item k is replication k mod reps of scenario k / reps, so items are in
+// scenario order, and each scenario's replications in order.
+func (p *plan) items() int { return p.x.NumScenarios() * p.reps }
 
 // maxCDFCurves bounds the scenarios of a sweep whose latency distributions
 // are kept for latency-cdf.png; more curves would not be readable.
@@ -122,24 +129,51 @@ func (r *experimentResult) done() []*scenarioResult {
 // tests use it to interrupt a run at a known point.
 var testHookJobDone func()
 
+// item is one finished work item: replication rep of scenario sc.
+type item struct {
+	index int // rep + reps × scenario index
+	sc    *model.Scenario
+	rep   int
+	run   *results.Run
+}
+
+// A sink takes the finished items of a run, in item order (with gaps where
+// a run was interrupted). It is called from one goroutine.
+type sink interface {
+	take(it item) error
+}
+
 // execute runs every scenario of p, each p.reps times, on workers
-// goroutines. Each replication has its own engine and nothing is shared
-// between them, so the results do not depend on the number of workers or
-// on the order in which replications finish: each scenario's replications
-// are aggregated in replication order.
+// goroutines, and aggregates the replications scenario by scenario. Each
+// replication has its own engine and nothing is shared between them, so
+// the results do not depend on the number of workers or on the order in
+// which replications finish.
 //
 // When ctx is cancelled no new replication starts; those running finish,
 // and the scenarios whose replications all finished are returned. A failed
 // replication stops the run and is returned as the error.
 func execute(ctx context.Context, p *plan, ex executor, workers int, progress func()) (*experimentResult, error) {
-	n := p.x.NumScenarios()
-	res := &experimentResult{plan: p, scenarios: make([]*scenarioResult, n)}
+	agg := newAggregator(p)
+	err := runItems(ctx, p, ex, workers, progress, agg)
+	return agg.res, err
+}
+
+// runItems runs the work items of p that p.shard owns and hands them to
+// s in item order. Items are dispatched in order and at most window of them
+// are out (running, or finished and waiting for an earlier one), so that
+// memory stays bounded whatever the number of scenarios: a scenario's
+// replications are aggregated (or written) and dropped as soon as the items
+// before them are. Scenarios are resolved one at a time as workers become
+// free, so that a large sweep never holds all its topologies.
+func runItems(ctx context.Context, p *plan, ex executor, workers int, progress func(), s sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	window := 4*workers + p.reps
+	tokens := make(chan struct{}, window)
 
 	type job struct {
-		sc *model.Scenario
-		k  int
+		sc  *model.Scenario
+		rep int
 	}
 	type done struct {
 		job
@@ -149,18 +183,28 @@ func execute(ctx context.Context, p *plan, ex executor, workers int, progress fu
 	jobs := make(chan job)
 	out := make(chan done)
 
-	// Scenarios are resolved one at a time, in order, as workers become
-	// free, so that a large sweep never holds all its topologies.
 	var dispatchErr error
 	go func() {
 		defer close(jobs)
-		for i := range n {
+		for i := range p.x.NumScenarios() {
+			if !p.shard.ownsAny(i*p.reps, p.reps) {
+				continue
+			}
 			sc, err := p.x.Scenario(i)
 			if err != nil {
 				dispatchErr = fmt.Errorf("%s: scenario %d: %w", p.path, i, err)
+				cancel()
 				return
 			}
 			for k := range p.reps {
+				if !p.shard.owns(i*p.reps + k) {
+					continue
+				}
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				select {
 				case jobs <- job{&sc, k}:
 				case <-ctx.Done():
@@ -179,8 +223,12 @@ func execute(ctx context.Context, p *plan, ex executor, workers int, progress fu
 				if ctx.Err() != nil {
 					continue
 				}
-				opt := model.Options{NoSeries: p.sweep() || j.k > 0}
-				r, err := ex.run(&j.sc.Topology, replicationSeed(p.seed, j.k), opt)
+				opt := model.Options{NoSeries: p.sweep() || j.rep > 0}
+				r, err := ex.run(&j.sc.Topology, replicationSeed(p.seed, j.rep), opt)
+				if r != nil && opt.NoSeries {
+					// Only the first replication of a variant is drawn.
+					r.Points = nil
+				}
 				out <- done{j, r, err}
 			}
 		}()
@@ -190,30 +238,39 @@ func execute(ctx context.Context, p *plan, ex executor, workers int, progress fu
 		close(out)
 	}()
 
-	pending := map[int][]*results.Run{}
-	count := map[int]int{}
+	// Items finish in any order; they are handed on in item order.
+	waiting := map[int]item{}
+	next := p.shard.first()
 	var runErr error
+	deliver := func(it item) {
+		delete(waiting, it.index)
+		<-tokens
+		if runErr == nil {
+			if err := s.take(it); err != nil {
+				runErr = err
+				cancel()
+			}
+		}
+	}
 	for d := range out {
 		if d.err != nil {
 			if runErr == nil {
-				seed := replicationSeed(p.seed, d.k)
+				seed := replicationSeed(p.seed, d.rep)
 				runErr = fmt.Errorf("%s: %s, replication %d (seed %d): %w\n(replay it alone: tsim run %s --seed %d --reps 1)",
-					p.path, scenarioName(d.sc.Variant, d.sc.Params), d.k+1, seed, d.err, p.path, seed)
+					p.path, scenarioName(d.sc.Variant, d.sc.Params), d.rep+1, seed, d.err, p.path, seed)
 				cancel()
 			}
 			continue
 		}
-		i := d.sc.Index
-		if pending[i] == nil {
-			pending[i] = make([]*results.Run, p.reps)
-		}
-		pending[i][d.k] = d.run
-		count[i]++
-		if count[i] == p.reps {
-			res.scenarios[i] = finishScenario(p, d.sc, pending[i], n)
-			res.finished++
-			delete(pending, i)
-			delete(count, i)
+		k := d.sc.Index*p.reps + d.rep
+		waiting[k] = item{index: k, sc: d.sc, rep: d.rep, run: d.run}
+		for {
+			it, ok := waiting[next]
+			if !ok {
+				break
+			}
+			deliver(it)
+			next = p.shard.after(next)
 		}
 		if progress != nil {
 			progress()
@@ -222,13 +279,52 @@ func execute(ctx context.Context, p *plan, ex executor, workers int, progress fu
 			testHookJobDone()
 		}
 	}
+	// Interrupted: what finished after a gap is handed on too, in order.
+	rest := make([]int, 0, len(waiting))
+	for k := range waiting {
+		rest = append(rest, k)
+	}
+	sort.Ints(rest)
+	for _, k := range rest {
+		deliver(waiting[k])
+	}
 	if runErr != nil {
-		return res, runErr
+		return runErr
 	}
-	if dispatchErr != nil {
-		return res, dispatchErr
+	return dispatchErr
+}
+
+// aggregator is the sink of a run (or a merge) that keeps results: it
+// collects each scenario's replications, aggregates them when the last one
+// arrives and keeps only the aggregate (and, without a sweep, the first
+// replication for the pictures).
+type aggregator struct {
+	p    *plan
+	res  *experimentResult
+	sc   *model.Scenario // the scenario being collected
+	runs []*results.Run
+	got  int
+}
+
+func newAggregator(p *plan) *aggregator {
+	return &aggregator{p: p, res: &experimentResult{plan: p, scenarios: make([]*scenarioResult, p.x.NumScenarios())}}
+}
+
+func (a *aggregator) take(it item) error {
+	if a.sc == nil || it.sc.Index != a.sc.Index {
+		// A scenario left incomplete by an interruption is dropped.
+		a.sc, a.runs, a.got = it.sc, make([]*results.Run, a.p.reps), 0
 	}
-	return res, nil
+	if a.runs[it.rep] == nil {
+		a.got++
+	}
+	a.runs[it.rep] = it.run
+	if a.got == a.p.reps {
+		a.res.scenarios[a.sc.Index] = finishScenario(a.p, a.sc, a.runs, len(a.res.scenarios))
+		a.res.finished++
+		a.sc, a.runs, a.got = nil, nil, 0
+	}
+	return nil
 }
 
 // finishScenario aggregates a scenario's replications and keeps what the

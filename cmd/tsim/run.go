@@ -10,7 +10,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--shard i/n] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long: `Run loads each experiment file, runs every scenario (each variant at each
 sweep point) the experiment's number of times (replications), prints a
@@ -39,6 +39,10 @@ The flags are:
 	--mode sim|real
 		run on the discrete-event simulator (sim, the default) or on real
 		goroutines, sockets and timers (real, not available yet).
+	--shard i/n
+		run only shard i of n (0 ≤ i < n) of each experiment and write its
+		raw results for 'tsim merge' instead of the summary files; see
+		"Sharding" below.
 	--json
 		print each experiment's summary.json to standard output instead of
 		the tables.
@@ -66,7 +70,20 @@ Files written for each experiment:
 Files are written whole or not at all (a temporary file, then renamed).
 
 Across replications, counts are summed; rates, latency statistics and the
-time averages of tiers and calls are averaged; maxima are maxima.
+time averages of tiers and calls are averaged; maxima are maxima. Scenarios
+are aggregated one by one, in order, as their replications finish, and
+their raw results dropped, so memory does not grow with the sweep.
+
+Sharding. The work of an experiment is its items: every replication of
+every scenario, numbered scenario by scenario (item k is replication
+k mod R of scenario k / R, for R replications). With --shard i/n, tsim runs
+the items k with k mod n = i and writes them, in item order as they finish,
+as one JSON line each to DIR/<name>/shard-i-of-n/items.jsonl; when the
+shard ends it writes shard.json there, with the experiment's files and
+their SHA-256, the seed, the replications and whether every item finished.
+Run the n shards anywhere (processes, machines, a Kubernetes Indexed Job)
+with the same file, seed and --reps, then 'tsim merge' writes exactly the
+files an unsharded run writes. See docs/scaling.md.
 
 Interrupting a run (Ctrl-C) lets the replications under way finish, writes
 the scenarios that finished, names those that did not, and exits with
@@ -83,6 +100,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	mode := fs.String("mode", "sim", "")
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
+	shardFlag := fs.String("shard", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -97,6 +115,16 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if !contains(modes, *mode) {
 		return c.usageError(e, "--mode must be one of %s, got %q", strings.Join(modes, ", "), *mode)
 	}
+	var sh shard
+	if set["shard"] {
+		var err error
+		if sh, err = parseShard(*shardFlag); err != nil {
+			return c.usageError(e, "%v", err)
+		}
+		if *asJSON {
+			return c.usageError(e, "--json and --shard: a shard has no summary; merge the shards, then read summary.json")
+		}
+	}
 	ex, err := executorFor(*mode)
 	if err != nil {
 		c.errorf(e, "%v", err)
@@ -106,15 +134,17 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	// Load every file before running any: a mistake in the last file
 	// should not wait for the first to finish.
 	var plans []*plan
+	sources := map[*plan][]sourceFile{}
 	failed := false
 	for _, f := range files {
-		x, err := loadExperiment(f)
+		x, src, err := loadExperimentSources(f)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			failed = true
 			continue
 		}
-		p := &plan{path: f, stem: stem(f), x: x, seed: x.Seed, reps: x.Replications, mode: *mode}
+		p := &plan{path: f, stem: stem(f), x: x, seed: x.Seed, reps: x.Replications, mode: *mode, shard: sh}
+		sources[p] = src
 		if set["seed"] {
 			p.seed = *seed
 		}
@@ -136,7 +166,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 
 	total := 0
 	for _, p := range plans {
-		total += p.x.NumScenarios() * p.reps
+		total += p.shard.count(p.items())
 	}
 	prog := newProgress(e.stderr, total, !*quiet && isTerminal(e.stderr))
 	defer prog.finish()
@@ -150,6 +180,23 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 			continue
 		}
 		prog.describe(experimentName(p))
+		if p.shard.sharded() {
+			dir, complete, err := runShard(func(s sink) error { return runItems(ctx, p, ex, workers, prog.add, s) }, p, sources[p])
+			prog.finish()
+			if err != nil {
+				c.errorf(e, "%v", err)
+				return exitFailure
+			}
+			if !complete {
+				notRun = append(notRun, fmt.Sprintf("%s: shard %d/%d not finished", p.path, p.shard.i, p.shard.n))
+				continue
+			}
+			if !*quiet {
+				fmt.Fprintf(e.stdout, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
+					experimentName(p), p.path, p.shard.i, p.shard.n, p.shard.count(p.items()), p.items(), dir, filepath.Separator)
+			}
+			continue
+		}
 		res, err := execute(ctx, p, ex, workers, prog.add)
 		if err != nil {
 			prog.finish()

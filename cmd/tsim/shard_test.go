@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
+)
+
+// TestShardMergeIsTheUnshardedRun runs two experiments (variants with time
+// series and pictures; a sweep) unsharded and in three shards, merges the
+// shards and compares every file byte for byte.
+func TestShardMergeIsTheUnshardedRun(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	s := writeFile(t, "sweep.toml", sweep)
+	for _, reps := range []string{"2", "3"} {
+		whole, shards, merged := t.TempDir(), t.TempDir(), t.TempDir()
+		if _, errs, st := tsim(t, nil, "run", f, s, "--reps", reps, "-o", whole, "--quiet"); st != exitOK {
+			t.Fatalf("unsharded: status %d, stderr %q", st, errs)
+		}
+		for _, i := range []string{"0", "1", "2"} {
+			out, errs, st := tsim(t, nil, "run", f, s, "--reps", reps, "--shard", i+"/3", "-o", shards)
+			if st != exitOK || errs != "" {
+				t.Fatalf("shard %s: status %d, stderr %q", i, st, errs)
+			}
+			if !strings.Contains(out, "shard "+i+"/3") || !strings.Contains(out, "shard-"+i+"-of-3") {
+				t.Errorf("shard %s says:\n%s", i, out)
+			}
+		}
+		out, errs, st := tsim(t, nil, "merge", "-o", merged, shards)
+		if st != exitOK || errs != "" {
+			t.Fatalf("merge: status %d, stderr %q", st, errs)
+		}
+		if !strings.Contains(out, "merged 3 shards") || !strings.Contains(out, "small ("+f+")") {
+			t.Errorf("merge says:\n%s", out)
+		}
+		for _, exp := range []string{"small", "sweep"} {
+			names := listDir(t, filepath.Join(whole, exp))
+			if got := listDir(t, filepath.Join(merged, exp)); strings.Join(got, " ") != strings.Join(names, " ") {
+				t.Errorf("reps %s, %s: merged files %v, unsharded %v", reps, exp, got, names)
+			}
+			for _, n := range names {
+				a := readFile(t, filepath.Join(whole, exp, n))
+				b := readFile(t, filepath.Join(merged, exp, n))
+				if !bytes.Equal(a, b) {
+					t.Errorf("reps %s: %s/%s differs between the unsharded run and the merged shards", reps, exp, n)
+				}
+			}
+		}
+	}
+}
+
+// A merge accepts shard directories one by one too.
+func TestMergeShardDirectories(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	shards, merged := t.TempDir(), t.TempDir()
+	for _, i := range []string{"1", "0"} {
+		if _, errs, st := tsim(t, nil, "run", f, "--shard", i+"/2", "-o", shards, "--quiet"); st != exitOK {
+			t.Fatalf("status %d, stderr %q", st, errs)
+		}
+	}
+	d := filepath.Join(shards, "small")
+	_, errs, st := tsim(t, nil, "merge", "-o", merged, "--quiet", filepath.Join(d, "shard-1-of-2"), filepath.Join(d, "shard-0-of-2"))
+	if st != exitOK {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	if _, err := os.Stat(filepath.Join(merged, "small", "summary.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMergeRefusesMismatchedShards(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	shard := func(dir string, args ...string) {
+		t.Helper()
+		if _, errs, st := tsim(t, nil, append([]string{"run", f, "-o", dir, "--quiet"}, args...)...); st != exitOK {
+			t.Fatalf("%q: status %d, stderr %q", args, st, errs)
+		}
+	}
+	merge := func(dir, want string) {
+		t.Helper()
+		_, errs, st := tsim(t, nil, "merge", "-o", t.TempDir(), dir)
+		if st != exitFailure || !strings.Contains(errs, want) {
+			t.Errorf("status %d, stderr %q; want 1 and %q", st, errs, want)
+		}
+	}
+
+	// The file changed between shards.
+	dir := t.TempDir()
+	shard(dir, "--shard", "0/2")
+	if err := os.WriteFile(f, []byte(strings.Replace(small, "users = 40", "users = 41", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard(dir, "--shard", "1/2")
+	merge(dir, "the file changed between shards")
+	os.WriteFile(f, []byte(small), 0o644)
+
+	// Another seed.
+	dir = t.TempDir()
+	shard(dir, "--shard", "0/2")
+	shard(dir, "--shard", "1/2", "--seed", "4")
+	merge(dir, "seed 4, not 3")
+
+	// Other replications, another shard count.
+	dir = t.TempDir()
+	shard(dir, "--shard", "0/2")
+	shard(dir, "--shard", "1/3")
+	merge(dir, "3 shards, not 2")
+
+	// A shard missing.
+	dir = t.TempDir()
+	shard(dir, "--shard", "0/3")
+	shard(dir, "--shard", "2/3")
+	merge(dir, "missing shards 1/3 (tsim run "+filepath.ToSlash(f)+" --shard 1/3)")
+
+	// A shard that did not finish.
+	dir = t.TempDir()
+	sw := writeFile(t, "sweep.toml", sweep)
+	if _, errs, st := tsim(t, nil, "run", sw, "-o", dir, "--shard", "0/2", "--quiet"); st != exitOK {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	testHookJobDone = cancel
+	_, errs, st := tsim(t, ctx, "run", sw, "-o", dir, "--shard", "1/2", "--quiet")
+	testHookJobDone = nil
+	if st != exitFailure || !strings.Contains(errs, "shard 1/2 not finished") {
+		t.Errorf("interrupted shard: status %d, stderr %q", st, errs)
+	}
+	merge(dir, "shard 1/2 did not finish")
+
+	// Nothing there.
+	merge(t.TempDir(), "no shards here")
+}
+
+func TestShardUsage(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"run", f, "--shard", "3/3"}, "tsim run: --shard wants i/n with 0 ≤ i < n"},
+		{[]string{"run", f, "--shard", "x"}, "tsim run: --shard wants i/n"},
+		{[]string{"run", f, "--shard", "0/2", "--json"}, "tsim run: --json and --shard"},
+		{[]string{"merge"}, "tsim merge: no shard directories given"},
+	} {
+		out, errs, st := tsim(t, nil, tc.args...)
+		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
+		}
+	}
+}
+
+func TestShardOwnership(t *testing.T) {
+	for n := 1; n <= 5; n++ {
+		for total := 0; total <= 13; total++ {
+			seen := make([]int, total)
+			count := 0
+			for i := range n {
+				s := shard{i, n}
+				got := 0
+				for k := s.first(); k < total; k = s.after(k) {
+					if !s.owns(k) {
+						t.Fatalf("%d/%d walks to item %d it does not own", i, n, k)
+					}
+					seen[k]++
+					got++
+				}
+				if got != s.count(total) {
+					t.Errorf("%d/%d of %d: walked %d items, count says %d", i, n, total, got, s.count(total))
+				}
+				count += got
+			}
+			for k, c := range seen {
+				if c != 1 {
+					t.Errorf("n %d: item %d run %d times", n, k, c)
+				}
+			}
+			if count != total {
+				t.Errorf("n %d: %d of %d items", n, count, total)
+			}
+		}
+	}
+}
+
+// slow runs replications that take longer the lower their seed's
+// replication number, so that they finish out of order, and counts how
+// many are out at once.
+type slow struct {
+	mu            sync.Mutex
+	started, took atomic.Int64
+	maxOut        int64
+}
+
+func (s *slow) run(top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+	out := s.started.Add(1) - s.took.Load()
+	s.mu.Lock()
+	s.maxOut = max(s.maxOut, out)
+	s.mu.Unlock()
+	time.Sleep(time.Duration(seed%3) * time.Millisecond)
+	return &results.Run{Seed: seed, Duration: 1, FirstTimeout: -1, Tiers: []results.Tier{{Name: "fe"}}}, nil
+}
+
+type recorder struct {
+	ex    *slow
+	items []int
+}
+
+func (r *recorder) take(it item) error {
+	r.ex.took.Add(1)
+	r.items = append(r.items, it.index)
+	return nil
+}
+
+// TestRunItemsInOrder checks that items reach the sink in item order
+// whatever order they finish in, and that no more than the window are out
+// at once: memory does not grow with the sweep.
+func TestRunItemsInOrder(t *testing.T) {
+	f := writeFile(t, "sweep.toml", sweep)
+	x, err := loadExperiment(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range []shard{{}, {1, 4}} {
+		ex := &slow{}
+		rec := &recorder{ex: ex}
+		p := &plan{path: f, x: x, seed: 1, reps: 5, mode: "sim", shard: sh}
+		workers := 3
+		if err := runItems(context.Background(), p, ex, workers, nil, rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.items) != sh.count(p.items()) {
+			t.Errorf("shard %v: %d items of %d", sh, len(rec.items), sh.count(p.items()))
+		}
+		for i := 1; i < len(rec.items); i++ {
+			if rec.items[i] <= rec.items[i-1] {
+				t.Fatalf("shard %v: item %d after item %d", sh, rec.items[i], rec.items[i-1])
+			}
+		}
+		if window := int64(4*workers + p.reps); ex.maxOut > window {
+			t.Errorf("shard %v: %d items out at once; the window is %d", sh, ex.maxOut, window)
+		}
+	}
+}
+
+// The manifest carries what merge needs to check and to load the
+// experiment without the file.
+func TestShardManifest(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	dir := t.TempDir()
+	if _, errs, st := tsim(t, nil, "run", f, "--shard", "1/3", "--reps", "4", "--seed", "11", "-o", dir, "--quiet"); st != exitOK {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	var m manifest
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "small", "shard-1-of-3", "shard.json")), &m); err != nil {
+		t.Fatal(err)
+	}
+	// 2 variants × 4 replications = 8 items; shard 1 of 3 owns 1, 4, 7.
+	if m.Seed != 11 || m.Replications != 4 || m.Items != 8 || m.ItemsInShard != 3 || m.ItemsWritten != 3 || !m.Complete ||
+		m.Shard != 1 || m.Shards != 3 || len(m.Sources) != 1 || m.Sources[0].Content != small || m.SHA256 != sourcesHash(m.Sources) {
+		t.Errorf("manifest %+v", m)
+	}
+	lines := strings.Split(strings.TrimSpace(string(readFile(t, filepath.Join(dir, "small", "shard-1-of-3", "items.jsonl")))), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines in items.jsonl", len(lines))
+	}
+	var it itemJSON
+	if err := json.Unmarshal([]byte(lines[1]), &it); err != nil {
+		t.Fatal(err)
+	}
+	if it.Item != 4 || it.Scenario != 1 || it.Replication != 0 || it.Variant != "fixed" || it.Run == nil || len(it.Series) == 0 || len(it.Points) == 0 {
+		t.Errorf("item 4: %d %d %d %q, series %d, points %d", it.Item, it.Scenario, it.Replication, it.Variant, len(it.Series), len(it.Points))
+	}
+}
