@@ -36,10 +36,9 @@ type slots struct {
 	e       *sim.Engine
 	limit   int // 0 = unlimited
 	inUse   int
-	q       []ticket // ring buffer
+	ring    // FIFO of waiters
 	tickets uint64
-	head, n int
-	waiting int // live waiters (n counts abandoned ones too)
+	waiting int // live waiters (ring.n counts abandoned ones too)
 
 	// onChange is called after inUse or waiting changed (for levels).
 	onChange func()
@@ -51,10 +50,15 @@ type slots struct {
 
 // lane is one connection of a per-connection pool and the calls bound to it.
 type lane struct {
-	busy    bool
+	busy bool
+	ring
+	live int
+}
+
+// ring is a FIFO of tickets in a growable ring buffer.
+type ring struct {
 	q       []ticket
 	head, n int
-	live    int
 }
 
 func newSlots(e *sim.Engine, limit int) *slots { return &slots{e: e, limit: limit} }
@@ -138,26 +142,6 @@ func (s *slots) releaseLane(k int) {
 	s.changed()
 }
 
-func (l *lane) push(t ticket) {
-	if l.n == len(l.q) {
-		nq := make([]ticket, 2*len(l.q)+4)
-		for i := 0; i < l.n; i++ {
-			nq[i] = l.q[(l.head+i)%len(l.q)]
-		}
-		l.q, l.head = nq, 0
-	}
-	l.q[(l.head+l.n)%len(l.q)] = t
-	l.n++
-}
-
-func (l *lane) pop() ticket {
-	t := l.q[l.head]
-	l.q[l.head] = ticket{}
-	l.head = (l.head + 1) % len(l.q)
-	l.n--
-	return t
-}
-
 // abandon removes w from the queue (its owner gave up). It reports whether
 // w was still waiting.
 func (s *slots) abandon(w *waitRec) bool {
@@ -239,22 +223,22 @@ func (s *slots) changed() {
 	}
 }
 
-func (s *slots) push(w ticket) {
-	if s.n == len(s.q) {
-		nq := make([]ticket, 2*len(s.q)+4)
-		for i := 0; i < s.n; i++ {
-			nq[i] = s.q[(s.head+i)%len(s.q)]
+func (r *ring) push(t ticket) {
+	if r.n == len(r.q) {
+		nq := make([]ticket, 2*len(r.q)+4)
+		for i := 0; i < r.n; i++ {
+			nq[i] = r.q[(r.head+i)%len(r.q)]
 		}
-		s.q, s.head = nq, 0
+		r.q, r.head = nq, 0
 	}
-	s.q[(s.head+s.n)%len(s.q)] = w
-	s.n++
+	r.q[(r.head+r.n)%len(r.q)] = t
+	r.n++
 }
 
-func (s *slots) pop() ticket {
-	w := s.q[s.head]
-	s.q[s.head] = ticket{}
-	s.head = (s.head + 1) % len(s.q)
-	s.n--
-	return w
+func (r *ring) pop() ticket {
+	t := r.q[r.head]
+	r.q[r.head] = ticket{}
+	r.head = (r.head + 1) % len(r.q)
+	r.n--
+	return t
 }

@@ -35,6 +35,16 @@ func (s Streams) Stream(path string) *Stream {
 	return st
 }
 
+// DeriveSeed returns the k-th seed derived from a master seed (k = 0 gives
+// the seed itself), for independent replications: SplitMix64 scrambles
+// (seed, k) so that the replications of nearby seeds do not overlap.
+func DeriveSeed(seed, k uint64) uint64 {
+	if k == 0 {
+		return seed
+	}
+	return splitmix64(seed ^ splitmix64(k))
+}
+
 // splitmix64 is the finaliser of SplitMix64 (Steele, Lea, Flood 2014): a
 // bijective scramble that spreads nearby inputs far apart.
 func splitmix64(x uint64) uint64 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // An executor runs one replication of one scenario. Modes are executors:
@@ -47,19 +48,7 @@ func executorFor(mode string) (executor, error) {
 // scramble (seed, k) with SplitMix64, so that the replications of nearby
 // seeds do not overlap. Every variant and sweep point uses the same seeds:
 // their replication k see common random numbers.
-func replicationSeed(seed uint64, k int) uint64 {
-	if k == 0 {
-		return seed
-	}
-	return splitmix64(seed ^ splitmix64(uint64(k)))
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
+func replicationSeed(seed uint64, k int) uint64 { return sim.DeriveSeed(seed, uint64(k)) }
 
 // plan is one experiment to run, with the command line's overrides applied.
 type plan struct {

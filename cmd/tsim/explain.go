@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -185,21 +184,13 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(w, "breakdown.png not drawn: %v\n", err)
 	} else {
-		var png bytes.Buffer
-		if err := fig.WritePNG(&png); err != nil {
-			c.errorf(e, "breakdown.png: %v", err)
-			return exitFailure
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-		if err := writeAtomic(filepath.Join(dir, "breakdown.png"), png.Bytes()); err != nil {
+		path, err := writeFigure(dir, "breakdown.png", fig)
+		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
 		}
 		if !*quiet {
-			fmt.Fprintf(w, "wrote %s\n", filepath.Join(dir, "breakdown.png"))
+			fmt.Fprintf(w, "wrote %s\n", path)
 		}
 	}
 	e.stdout.Write(out.Bytes())

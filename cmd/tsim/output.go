@@ -43,6 +43,20 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
+// writeFigure renders fig and writes it atomically as dir/name, creating
+// dir; explain and plan draw their one picture with it.
+func writeFigure(dir, name string, fig *plots.Figure) (string, error) {
+	var png bytes.Buffer
+	if err := fig.WritePNG(&png); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	return path, writeAtomic(path, png.Bytes())
+}
+
 // outputFiles are the files tsim writes into an experiment's directory;
 // those a run does not write again are removed so that no stale picture
 // outlives the run it came from.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -1004,22 +1003,13 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(w, "plan.png not drawn: %v\n", err)
 	} else {
-		dir := filepath.Join(*outDir, stem(path))
-		var png bytes.Buffer
-		if err := fig.WritePNG(&png); err != nil {
-			c.errorf(e, "plan.png: %v", err)
-			return exitFailure
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-		if err := writeAtomic(filepath.Join(dir, "plan.png"), png.Bytes()); err != nil {
+		written, err := writeFigure(filepath.Join(*outDir, stem(path)), "plan.png", fig)
+		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
 		}
 		if !*quiet {
-			fmt.Fprintf(w, "wrote %s\n", filepath.Join(dir, "plan.png"))
+			fmt.Fprintf(w, "wrote %s\n", written)
 		}
 	}
 	e.stdout.Write(out.Bytes())
