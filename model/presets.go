@@ -155,7 +155,7 @@ var tierPresets = []tierPreset{
 	},
 	{
 		name: "tomcat",
-		doc:  "Tomcat HTTP connector: 200 threads, accept queue 100",
+		doc:  "Tomcat NIO HTTP connector: 200 threads; 8192 connections, then a backlog of 100",
 		keys: func(n int) map[string]any {
 			return map[string]any{
 				"host":                    "threads",
@@ -167,7 +167,12 @@ var tierPresets = []tierPreset{
 				"io.injection":            "none",
 				"admission.kind":          "concurrent",
 				"admission.max_executing": 200, // facts §8: maxThreads
-				"admission.queue_limit":   100, // facts §8: acceptCount 100
+				// facts §8: NIO accepts up to maxConnections (8192); requests
+				// beyond maxThreads wait for a thread on their connection;
+				// past maxConnections the OS backlog holds acceptCount (100)
+				// more, then connections are refused: 8292 in all.
+				"admission.queue_limit":     8192 + 100,
+				"admission.count_executing": true,
 				"calls.client":            "none",
 			}
 		},

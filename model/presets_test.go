@@ -53,7 +53,7 @@ func TestTierPresets(t *testing.T) {
 		{"aspnet-classic-net35", HostASPNetClassic, clr(4, 400), clr(4, 400), classic, nil, 48, time.Minute},
 		{"iis7-net35", HostIISIntegrated, clr(4, 400), clr(4, 400), conc35, nil, 48, time.Minute},
 		{"iis7-net4", HostIISIntegrated, clr(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
-		{"tomcat", HostThreads, free(200), free(200), Admission{Kind: AdmitConcurrent, MaxExecuting: 200, QueueLimit: 100}, nil, 0, 0},
+		{"tomcat", HostThreads, free(200), free(200), Admission{Kind: AdmitConcurrent, MaxExecuting: 200, QueueLimit: 8292, CountExecuting: true}, nil, 0, 0},
 		{"go", HostSelf, free(unlimitedThreads), free(unlimitedThreads), Admission{}, nil, 0, 0},
 	}
 	if len(tests) != len(tierPresets) {
