@@ -173,7 +173,7 @@ var tierPresets = []tierPreset{
 				// more, then connections are refused: 8292 in all.
 				"admission.queue_limit":     8192 + 100,
 				"admission.count_executing": true,
-				"calls.client":            "none",
+				"calls.client":              "none",
 			}
 		},
 	},

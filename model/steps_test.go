@@ -393,3 +393,13 @@ func TestSessionWaitersDroppedWhenClientGone(t *testing.T) {
 		t.Errorf("calls outstanding at the end = %v, want 0 (the dead session request left)", last)
 	}
 }
+
+func TestCLR2InjectionSlowsDown(t *testing.T) {
+	// The SSCLI 2.0 rule: a thread only once 500 ms × 1.1^(threads − min)
+	// has passed since the last. Ticks every 500 ms: the first injection
+	// at 0.5 s; then 550 ms, 605 ms, … are needed, so every other tick.
+	be := tier("be", wait(10*time.Second))
+	be.Worker = Pool{Min: 2, Max: 100, Injection: InjectCLR2, GateDelay: 500 * time.Millisecond}
+	got, _ := outcomes(t, burst(10, 0, be))
+	expect(t, "latencies", got, "10 10 10.5 11.5 12.5 13.5 14.5 15.5 16.5 17.5")
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"time"
 
 	"github.com/tsim-dev/tsim/sim"
@@ -20,6 +21,7 @@ type threadPool struct {
 	retire  sim.EventID
 	minIdle int // fewest idle threads since the last retire check
 	onGrow  func()
+	created sim.Time // when the last thread above Min was injected
 }
 
 const (
@@ -111,7 +113,8 @@ func (p *threadPool) OnEvent(e *sim.Engine, kind int32, arg any) {
 	switch kind {
 	case evGate:
 		p.gate = sim.EventID{}
-		if ShouldInject(p.threads, p.s.inUse, p.spec.Max, p.s.waiting) {
+		if ShouldInject(p.threads, p.s.inUse, p.spec.Max, p.s.waiting) && p.injectionDue(e.Now()) {
+			p.created = e.Now()
 			p.add()
 			p.s.grant()
 			p.s.changed()
@@ -141,6 +144,16 @@ func (p *threadPool) OnEvent(e *sim.Engine, kind int32, arg any) {
 			p.retire = e.Schedule(p.spec.IdleTimeout, sim.ClassArrival, p, evRetire, nil)
 		}
 	}
+}
+
+// injectionDue applies InjectCLR2's growing delay between injected threads
+// (SSCLI 2.0 SufficientDelaySinceLastSample: 500 ms × 1.1^(threads − min)).
+func (p *threadPool) injectionDue(now sim.Time) bool {
+	if p.spec.Injection != InjectCLR2 || p.threads <= p.spec.Min {
+		return true
+	}
+	need := float64(p.spec.GateDelay) * math.Pow(1.1, float64(p.threads-p.spec.Min))
+	return float64(now.Sub(p.created)) >= need
 }
 
 // gateDelayDefault is the CLR gate thread's period (throttle-facts §3).

@@ -65,9 +65,14 @@ type Injection uint8
 const (
 	InjectNone Injection = iota // threads are created on demand up to Max (Tomcat, Go)
 	InjectCLR                   // the CLR gate: one thread per GateDelay while work is queued
+	// InjectCLR2 is the .NET 2.0-era rule of SSCLI 2.0 (throttle-facts §3):
+	// the gate ticks every GateDelay but adds a thread only once
+	// GateDelay × 1.1^(threads − Min) has passed since the last one, so
+	// injection slows geometrically (≈ one per 3.4 s at Min + 20).
+	InjectCLR2
 )
 
-var injectionNames = [...]string{"none", "clr"}
+var injectionNames = [...]string{"none", "clr", "clr2"}
 
 func (i Injection) String() string { return injectionNames[i] }
 
