@@ -1,0 +1,587 @@
+package realmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// connPool is one caller's connections to one target (System.Net's
+// ServicePoint; Go's per-host pool): a real http.Transport whose
+// MaxConnsPerHost is the modelled limit. net/http queues callers for a
+// connection in FIFO order and hands a freed connection to the next caller
+// still waiting, as the model's slots do. Callers of one target from one
+// tier share it, as in the model.
+type connPool struct {
+	from   string
+	to     int
+	limit  int // 0 = unlimited
+	tr     *http.Transport
+	client *http.Client
+	// lanes, if set, are System.Net's per-connection queues
+	// (Conn.PerConnection): one transport of one connection each; a call
+	// that finds every connection busy is bound to the one with the
+	// fewest waiters and waits for that one, even if another frees first.
+	lanes []*lane
+
+	mu      sync.Mutex
+	inUse   int // connections held by calls (from GotConn to the reply read)
+	waiting int // calls waiting for one
+	// holder is the attempt holding each connection. net/http hands a
+	// connection to the next waiter while the previous holder is still
+	// finishing its read, so a holder releases only if it still holds it.
+	holder map[net.Conn]*attempt
+
+	lvInUse, lvWaiting level
+}
+
+// lane is one connection of a per-connection pool and the calls bound to it.
+type lane struct {
+	tr     *http.Transport
+	client *http.Client
+	n      int // calls bound: the one holding the connection and those waiting for it
+}
+
+func newTransport(limit, idle int) *http.Transport {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: -1}
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
+				return nil, fmt.Errorf("realmode: refusing to dial %q: loopback only", addr)
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxConnsPerHost: limit,
+		// Keep every connection the limit allows, so they are reused
+		// rather than churned (the default keeps only 2 idle).
+		MaxIdleConnsPerHost: idle,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+}
+
+func newConnPool(rt *runner, from string, to int, c *model.Conn) *connPool {
+	limit := c.Limit
+	idle := limit
+	if idle <= 0 {
+		idle = rt.opt.MaxInFlight
+	}
+	tr := newTransport(limit, idle)
+	p := &connPool{from: from, to: to, limit: limit, tr: tr, client: &http.Client{Transport: tr}, holder: map[net.Conn]*attempt{}}
+	if c.PerConnection && limit > 0 {
+		for range limit {
+			tr := newTransport(1, 1)
+			p.lanes = append(p.lanes, &lane{tr: tr, client: &http.Client{Transport: tr}})
+		}
+	}
+	p.lvInUse.clk, p.lvWaiting.clk = rt.clk, rt.clk
+	return p
+}
+
+// pickLaneLocked binds a call to a connection (model slots.acquireLane):
+// a free one if any, else the one with the fewest calls bound, the first
+// such in order.
+func (p *connPool) pickLaneLocked() *lane {
+	var best *lane
+	for _, l := range p.lanes {
+		if l.n == 0 {
+			best = l
+			break
+		}
+		if best == nil || l.n < best.n {
+			best = l
+		}
+	}
+	best.n++
+	return best
+}
+
+// closeIdle closes the pool's idle connections (end of run).
+func (p *connPool) closeIdle() {
+	p.tr.CloseIdleConnections()
+	for _, l := range p.lanes {
+		l.tr.CloseIdleConnections()
+	}
+}
+
+func (p *connPool) setInUseLocked() {
+	n := len(p.holder)
+	p.lvInUse.add(float64(n - p.inUse))
+	p.inUse = n
+}
+
+// warm opens the pool's connections before the run (up to its limit, at
+// most maxWarm), so that the first calls do not pay for dialling: in the
+// model a connection is there when its slot is free. The target holds each
+// warm-up request until all have arrived, so each uses its own connection.
+func (p *connPool) warm(rt *runner) {
+	n := min(p.limit, maxWarm)
+	if n <= 0 {
+		return
+	}
+	url := rt.tiers[p.to].url + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := p.client
+			if p.lanes != nil {
+				client = p.lanes[i].client
+			}
+			ctx, cancel := context.WithTimeout(rt.workCtx, 2*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+			if err != nil {
+				return
+			}
+			if resp, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+const maxWarm = 256
+
+// callStat is one call site (a model.Call): its statistics, proxies and
+// retry policy.
+type callStat struct {
+	rt    *runner
+	idx   int
+	from  string
+	spec  *model.Call
+	conns *connPool
+	proxy *proxyState
+
+	backoff *lockedSampler
+	jmu     sync.Mutex
+	jitter  *sim.Stream
+
+	wmu  sync.Mutex
+	wait *sim.Histogram // connection waits, simulated time
+
+	calls, timedOut, rejected, failed, retries atomic.Int64
+}
+
+func (cs *callStat) resetStats() {
+	cs.wmu.Lock()
+	cs.wait.Reset()
+	cs.wmu.Unlock()
+	cs.calls.Store(0)
+	cs.timedOut.Store(0)
+	cs.rejected.Store(0)
+	cs.failed.Store(0)
+	cs.retries.Store(0)
+}
+
+func (cs *callStat) result(now time.Duration) results.Call {
+	inM, inX := cs.conns.lvInUse.stats(now)
+	wM, wX := cs.conns.lvWaiting.stats(now)
+	cs.wmu.Lock()
+	wmean, wp99 := cs.wait.Mean().Seconds(), cs.wait.Quantile(0.99).Seconds()
+	cs.wmu.Unlock()
+	return results.Call{
+		From: cs.from, To: cs.rt.top.Tiers[cs.spec.Target].Name,
+		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
+		InUseMean: inM, InUseMax: inX, WaitingMean: wM, WaitingMax: wX,
+		WaitMean: wmean, WaitP99: wp99,
+		Calls: cs.calls.Load(), TimedOut: cs.timedOut.Load(), Rejected: cs.rejected.Load(),
+		Failed: cs.failed.Load(), Retries: cs.retries.Load(),
+	}
+}
+
+// ---------------------------------------------------------------------------
+// proxies (model call.go: proxyState, proxyInst, takeInst, releaseProxy)
+
+type proxyState struct {
+	mu      sync.Mutex
+	spec    *model.Proxy
+	shared  *proxyInst
+	opening bool // shared-no-open: calls go one at a time until the open queue drains
+	mutex   *sem
+	pool    *sem // pool-wait: PoolSize proxies
+	idle    []*proxyInst
+}
+
+// proxyInst is one client proxy. Its fields are guarded by proxyState.mu.
+type proxyInst struct {
+	perCall bool
+	fresh   bool // not used yet: pays creation cost
+	dead    bool
+}
+
+// attempt is the client side of one attempt of a call.
+type attempt struct {
+	proxy    *proxyInst
+	holdProx bool
+}
+
+func (cs *callStat) takeInst(a *attempt, u *user) {
+	ps := cs.proxy
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	switch ps.spec.Kind {
+	case model.ProxyShared, model.ProxySharedNoOpen:
+		if ps.shared == nil || ps.shared.dead {
+			// The first one was opened at start-up; one re-created after an
+			// abort pays its creation and handshake like any new proxy.
+			ps.shared = &proxyInst{fresh: ps.shared != nil}
+		}
+		a.proxy = ps.shared
+	case model.ProxyPerUser:
+		if u == nil { // open arrivals have no user: one proxy per request
+			a.proxy = &proxyInst{perCall: true, fresh: true}
+			return
+		}
+		if u.proxy == nil || u.proxy.dead {
+			u.proxy = &proxyInst{fresh: true} // opened at the user's first call
+		}
+		a.proxy = u.proxy
+	case model.ProxyPerCall:
+		a.proxy = &proxyInst{perCall: true, fresh: true}
+	case model.ProxyPoolCreate, model.ProxyPoolWait:
+		for len(ps.idle) > 0 {
+			p := ps.idle[len(ps.idle)-1]
+			ps.idle = ps.idle[:len(ps.idle)-1]
+			if !p.dead {
+				a.proxy = p
+				return
+			}
+		}
+		a.proxy = &proxyInst{fresh: true}
+	}
+}
+
+func (cs *callStat) releaseProxy(a *attempt) {
+	ps := cs.proxy
+	ps.mu.Lock()
+	p := a.proxy
+	a.proxy = nil
+	if p != nil {
+		switch ps.spec.Kind {
+		case model.ProxyPerCall:
+			p.dead = true
+		case model.ProxyPoolCreate:
+			if !p.dead && len(ps.idle) < ps.spec.PoolSize {
+				ps.idle = append(ps.idle, p)
+			} else {
+				p.dead = true
+			}
+		case model.ProxyPoolWait:
+			if !p.dead {
+				ps.idle = append(ps.idle, p)
+			}
+		}
+	}
+	hold := a.holdProx
+	a.holdProx = false
+	if hold && ps.spec.Kind == model.ProxySharedNoOpen {
+		// The open queue drains when the last waiter has gone through.
+		if _, w := ps.mutex.snapshot(); w == 0 {
+			ps.opening = false
+		}
+	}
+	ps.mu.Unlock()
+	if hold {
+		switch ps.spec.Kind {
+		case model.ProxySharedNoOpen:
+			ps.mutex.release()
+		case model.ProxyPoolWait:
+			ps.pool.release()
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// calls
+
+var (
+	errTimeout     = errors.New("call timed out")
+	errWaitTimeout = errors.New("connection wait timed out")
+)
+
+// doCall makes a call with its retries (model call.begin … end). ctx is the
+// caller's: when it ends (the caller was aborted, or the run ended) the call
+// is abandoned and gone is true. Otherwise the outcome is what the caller
+// sees.
+func (rt *runner) doCall(ctx context.Context, cs *callStat, from *tierRT, caller *job, u *user, root *rootReq) (o results.Outcome, gone bool) {
+	if rt.measuring.Load() {
+		cs.calls.Add(1)
+	}
+	var a attempt
+	for n := 1; ; n++ {
+		o, gone = cs.attempt(ctx, &a, from, caller, u, root)
+		if gone {
+			cs.releaseProxy(&a)
+			return results.Failed, true
+		}
+		if o == results.Completed {
+			cs.releaseProxy(&a)
+			return o, false
+		}
+		if o == results.TimedOut && a.proxy != nil && !a.proxy.perCall {
+			cs.proxy.mu.Lock()
+			a.proxy.dead = true // WCF aborts a channel that timed out
+			cs.proxy.mu.Unlock()
+		}
+		if rt.measuring.Load() {
+			switch o {
+			case results.TimedOut:
+				cs.timedOut.Add(1)
+			case results.Rejected:
+				cs.rejected.Add(1)
+			default:
+				cs.failed.Add(1)
+			}
+		}
+		cs.releaseProxy(&a)
+		if (o == results.TimedOut || o == results.Rejected) && n < cs.spec.Retry.Attempts && (caller == nil || !caller.orphaned()) {
+			if rt.measuring.Load() {
+				cs.retries.Add(1)
+			}
+			if rt.clk.sleep(ctx, cs.backoffDelay()) != nil {
+				return results.Failed, true
+			}
+			continue
+		}
+		return o, false
+	}
+}
+
+func (cs *callStat) backoffDelay() time.Duration {
+	if cs.backoff == nil {
+		return 0
+	}
+	d := cs.backoff.sample()
+	if j := cs.spec.Retry.Jitter; j > 0 {
+		cs.jmu.Lock()
+		u := cs.jitter.Float64()
+		cs.jmu.Unlock()
+		d = time.Duration(float64(d) * (1 - j*u))
+	}
+	return d
+}
+
+// attempt runs one attempt: proxy, creation and handshake, then the HTTP
+// request, whose connection wait, encoding, sending, the server's work,
+// receiving and decoding all count against the attempt's timeout.
+func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, caller *job, u *user, root *rootReq) (results.Outcome, bool) {
+	rt := cs.rt
+	clk := rt.clk
+	spec := cs.spec
+	actx := ctx
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(ctx, clk.toReal(spec.Timeout), errTimeout)
+		defer cancel()
+	}
+	// classify turns a failure into an outcome: the caller gone first,
+	// then the attempt's own deadline, then a connection wait timeout.
+	classify := func(hctx context.Context) (results.Outcome, bool) {
+		if ctx.Err() != nil {
+			return results.Failed, true
+		}
+		if errors.Is(context.Cause(actx), errTimeout) {
+			return results.TimedOut, false
+		}
+		if hctx != nil && errors.Is(context.Cause(hctx), errWaitTimeout) {
+			return results.Failed, false
+		}
+		rt.netErrors.Add(1)
+		return results.Failed, false
+	}
+
+	// Proxy: the no-open mutex or the proxy pool.
+	ps := cs.proxy
+	var s *sem
+	ps.mu.Lock()
+	switch {
+	case ps.spec.Kind == model.ProxySharedNoOpen && ps.opening:
+		s = ps.mutex
+	case ps.spec.Kind == model.ProxyPoolWait:
+		s = ps.pool
+	}
+	ps.mu.Unlock()
+	if s != nil {
+		t0 := clk.now()
+		err := s.acquire(actx)
+		root.charge(bdThrottle, clk.now()-t0)
+		if err != nil {
+			return classify(nil)
+		}
+		a.holdProx = true
+	}
+	cs.takeInst(a, u)
+
+	// A new proxy costs the caller CPU to build (ChannelFactory not cached)
+	// and, on a secure binding, a negotiation handshake.
+	ps.mu.Lock()
+	fresh := a.proxy.fresh
+	a.proxy.fresh = false
+	ps.mu.Unlock()
+	if fresh {
+		b := &spec.Binding
+		if cost := spec.Proxy.CreateCost.Mean() + b.SessionCPU; from != nil && cost > 0 {
+			if from.useCPU(actx, cost, root) != nil {
+				return classify(nil)
+			}
+		}
+		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 {
+			t0 := clk.now()
+			err := clk.sleep(actx, hs)
+			root.charge(bdNet, clk.now()-t0)
+			if err != nil {
+				return classify(nil)
+			}
+		}
+	}
+
+	// Connection: refuse at once when too many wait (Envoy max_pending).
+	// Calls count as waiting from the moment they ask the transport until
+	// it hands them a connection, so the ones beyond the limit are the
+	// queue the model would have.
+	pool := cs.conns
+	pool.mu.Lock()
+	if mp := spec.Conn.MaxPending; mp > 0 && pool.limit > 0 && pool.inUse+pool.waiting-pool.limit >= mp {
+		pool.mu.Unlock()
+		return results.Rejected, false
+	}
+	pool.waiting++
+	pool.lvWaiting.add(1)
+	client := pool.client
+	var ln *lane
+	if pool.lanes != nil {
+		ln = pool.pickLaneLocked()
+		client = ln.client
+	}
+	pool.mu.Unlock()
+
+	hctx := actx
+	var waitTimer *time.Timer
+	if wt := spec.Conn.WaitTimeout; wt > 0 {
+		var hcancel context.CancelCauseFunc
+		hctx, hcancel = context.WithCancelCause(actx)
+		defer hcancel(nil)
+		waitTimer = time.AfterFunc(clk.toReal(wt), func() { hcancel(errWaitTimeout) })
+		defer waitTimer.Stop()
+	}
+	got := false
+	var conn net.Conn
+	var sendErr error
+	t0 := clk.now()
+	trace := &httptrace.ClientTrace{
+		// GotConn runs in this goroutine, before the request is written:
+		// the encoding and the send latency happen with the connection
+		// held, as in the model.
+		GotConn: func(info httptrace.GotConnInfo) {
+			if got {
+				return
+			}
+			got = true
+			conn = info.Conn
+			if waitTimer != nil {
+				waitTimer.Stop()
+			}
+			now := clk.now()
+			pool.mu.Lock()
+			pool.waiting--
+			pool.lvWaiting.add(-1)
+			pool.holder[conn] = a
+			pool.setInUseLocked()
+			pool.mu.Unlock()
+			if rt.measuring.Load() {
+				cs.wmu.Lock()
+				cs.wait.Record(clk.toSim(now - t0))
+				cs.wmu.Unlock()
+			}
+			root.charge(bdConn, now-t0)
+			if d := spec.Binding.Cost(spec.RequestKB); d > 0 && from != nil {
+				sendErr = from.useCPU(actx, d, root)
+			}
+			if d := spec.Wire(spec.RequestKB); d > 0 && sendErr == nil {
+				t1 := clk.now()
+				sendErr = clk.sleep(actx, d)
+				root.charge(bdNet, clk.now()-t1)
+			}
+		},
+	}
+	defer func() {
+		pool.mu.Lock()
+		if got {
+			if pool.holder[conn] == a {
+				delete(pool.holder, conn)
+				pool.setInUseLocked()
+			}
+		} else {
+			pool.waiting--
+			pool.lvWaiting.add(-1)
+		}
+		if ln != nil {
+			ln.n--
+		}
+		pool.mu.Unlock()
+	}()
+
+	tgt := rt.tiers[spec.Target]
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodPost, tgt.url, nil)
+	if err != nil {
+		rt.netErrors.Add(1)
+		return results.Failed, false
+	}
+	req.Header.Set(hdrSpec, strconv.Itoa(cs.idx))
+	if root != nil {
+		req.Header.Set(hdrRoot, strconv.FormatUint(root.id, 10))
+	}
+	if caller != nil {
+		req.Header.Set(hdrParent, strconv.FormatUint(caller.id, 10))
+	}
+	if fresh && spec.Binding.SessionCPU > 0 {
+		// The server's side of a new proxy's security negotiation.
+		req.Header.Set(hdrExtra, strconv.FormatInt(int64(spec.Binding.SessionCPU), 10))
+	}
+	resp, err := client.Do(req)
+	if err != nil || sendErr != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return classify(hctx)
+	}
+	o := outcomeOf(resp.StatusCode)
+	if o != results.Completed {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return o, false
+	}
+	// Receive and decode with the connection held (the body is unread).
+	var rerr error
+	if d := spec.Wire(spec.ReplyKB); d > 0 {
+		t1 := clk.now()
+		rerr = clk.sleep(actx, d)
+		root.charge(bdNet, clk.now()-t1)
+	}
+	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil {
+		rerr = from.useCPU(actx, d, root)
+	}
+	_, berr := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if rerr != nil || berr != nil {
+		return classify(hctx)
+	}
+	return results.Completed, false
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package realmode
+
+const raceEnabled = false

@@ -1,0 +1,206 @@
+package realmode
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// psCPU is processor sharing in real time, the model's CPU discipline
+// (sim.PS) run on the wall clock: with n jobs on c cores each is served at
+// rate min(1, c/n). It keeps Kleinrock's virtual time V (the service every
+// job present since the start has received, in real ns): a job that
+// arrives at V with demand d leaves when V reaches V+d. One timer is set
+// for the earliest departure and moved whenever n changes. Used with
+// Options.CPU = CPUSharing.
+type psCPU struct {
+	mu    sync.Mutex
+	clk   *clock
+	cores float64
+	v     float64       // virtual time, real ns of service per job
+	last  time.Duration // real instant v was advanced to
+	jobs  []*psJob      // binary min-heap on finish
+	timer *time.Timer
+	armed bool
+	stop  bool
+
+	onChange func(n int) // called with mu held after n changed
+}
+
+type psJob struct {
+	finish float64
+	idx    int // heap index, -1 once gone
+	done   chan struct{}
+}
+
+func newPSCPU(clk *clock, cores int) *psCPU {
+	return &psCPU{clk: clk, cores: float64(max(cores, 1))}
+}
+
+func (p *psCPU) rate() float64 {
+	n := float64(len(p.jobs))
+	if n <= p.cores {
+		return 1
+	}
+	return p.cores / n
+}
+
+func (p *psCPU) advance(now time.Duration) {
+	if now > p.last {
+		if len(p.jobs) > 0 {
+			p.v += p.rate() * float64(now-p.last)
+		}
+		p.last = now
+	}
+}
+
+// use serves a real demand d; it returns ctx's cause if ctx ends first
+// (the job leaves with its remaining work undone).
+func (p *psCPU) use(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	j := &psJob{done: make(chan struct{})}
+	p.mu.Lock()
+	p.advance(p.clk.now())
+	j.finish = p.v + float64(d)
+	p.push(j)
+	p.changed()
+	p.reschedule()
+	p.mu.Unlock()
+	select {
+	case <-j.done:
+		return nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if j.idx >= 0 {
+		p.advance(p.clk.now())
+		p.remove(j.idx)
+		p.changed()
+		p.reschedule()
+	}
+	return context.Cause(ctx)
+}
+
+// reschedule sets the timer for the earliest departure, early by the
+// clock's overshoot estimate (the departures it releases are those within
+// that estimate of their end).
+func (p *psCPU) reschedule() {
+	if p.stop {
+		return
+	}
+	if len(p.jobs) == 0 {
+		if p.armed {
+			p.timer.Stop()
+			p.armed = false
+		}
+		return
+	}
+	r := p.rate()
+	delay := time.Duration((p.jobs[0].finish-p.v)/r) - p.clk.slack()
+	delay = max(delay, 0)
+	if p.timer == nil {
+		p.timer = time.AfterFunc(delay, p.onTimer)
+	} else {
+		p.timer.Reset(delay)
+	}
+	p.armed = true
+}
+
+func (p *psCPU) onTimer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed = false
+	if p.stop {
+		return
+	}
+	p.advance(p.clk.now())
+	early := p.rate() * float64(p.clk.slack())
+	n := len(p.jobs)
+	for len(p.jobs) > 0 && p.jobs[0].finish <= p.v+early {
+		j := p.jobs[0]
+		p.remove(0)
+		close(j.done)
+	}
+	if len(p.jobs) != n {
+		p.changed()
+	}
+	p.reschedule()
+}
+
+// close stops the timer for good (end of run).
+func (p *psCPU) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stop = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+}
+
+func (p *psCPU) changed() {
+	if p.onChange != nil {
+		p.onChange(len(p.jobs))
+	}
+}
+
+// heap on finish
+
+func (p *psCPU) push(j *psJob) {
+	j.idx = len(p.jobs)
+	p.jobs = append(p.jobs, j)
+	p.up(j.idx)
+}
+
+func (p *psCPU) remove(i int) {
+	n := len(p.jobs) - 1
+	j := p.jobs[i]
+	if i != n {
+		p.swap(i, n)
+	}
+	p.jobs[n] = nil
+	p.jobs = p.jobs[:n]
+	j.idx = -1
+	if i != n {
+		p.down(i)
+		p.up(i)
+	}
+}
+
+func (p *psCPU) swap(a, b int) {
+	p.jobs[a], p.jobs[b] = p.jobs[b], p.jobs[a]
+	p.jobs[a].idx = a
+	p.jobs[b].idx = b
+}
+
+func (p *psCPU) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if p.jobs[parent].finish <= p.jobs[i].finish {
+			return
+		}
+		p.swap(i, parent)
+		i = parent
+	}
+}
+
+func (p *psCPU) down(i int) {
+	n := len(p.jobs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && p.jobs[r].finish < p.jobs[l].finish {
+			m = r
+		}
+		if p.jobs[i].finish <= p.jobs[m].finish {
+			return
+		}
+		p.swap(i, m)
+		i = m
+	}
+}

@@ -1,0 +1,250 @@
+package realmode
+
+import (
+	"sync"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// breakdown categories (as in model/run.go)
+const (
+	bdConn = iota
+	bdAdmit
+	bdThread
+	bdThrottle
+	bdLock
+	bdCPUWait
+	bdCPU
+	bdExternal
+	bdNet
+	bdOther
+	bdN
+)
+
+// rootReq is one top-level request of the load. Tiers find it by the id
+// carried in a header (as a tracer would) to charge their waits to its
+// response-time breakdown.
+type rootReq struct {
+	id    uint64
+	start time.Duration // real
+	mu    sync.Mutex
+	done  bool
+	bd    [bdN]time.Duration // real
+}
+
+// charge adds a real span to a category, unless the root has ended (the
+// work is orphaned and on nobody's critical path any more).
+func (r *rootReq) charge(cat int, d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if !r.done {
+		r.bd[cat] += d
+	}
+	r.mu.Unlock()
+}
+
+// newRoot counts a new top-level request. It returns nil when the run has
+// ended, or when MaxInFlight requests are already open: that request is
+// counted as rejected at once (see Info.Shed).
+func (rt *runner) newRoot() *rootReq {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.counts.Generated++
+	if rt.live >= int64(rt.opt.MaxInFlight) {
+		rt.shed++
+		rt.live++
+		rt.mu.Unlock()
+		rt.record(&rootReq{start: rt.clk.now()}, results.Rejected)
+		return nil
+	}
+	rt.live++
+	r := &rootReq{id: rt.nextID.Add(1), start: rt.clk.now()}
+	rt.roots.Store(r.id, r)
+	rt.mu.Unlock()
+	return r
+}
+
+// rootDone records the end of a top-level request (model runner.rootDone).
+// After the run has ended, ends are not counted: those requests stay in
+// flight.
+func (rt *runner) rootDone(r *rootReq, o results.Outcome) {
+	rt.roots.Delete(r.id)
+	rt.record(r, o)
+}
+
+func (rt *runner) record(r *rootReq, o results.Outcome) {
+	now := rt.clk.now()
+	r.mu.Lock()
+	r.done = true
+	bd := r.bd
+	r.mu.Unlock()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return
+	}
+	rt.live--
+	lat := rt.clk.toSim(now - r.start)
+	switch o {
+	case results.Completed:
+		rt.counts.Completed++
+	case results.TimedOut:
+		rt.counts.TimedOut++
+		if rt.firstTO < 0 {
+			rt.firstTO = now
+		}
+	case results.Rejected:
+		rt.counts.Rejected++
+	case results.Failed:
+		rt.counts.Failed++
+	}
+	if rt.measuring.Load() {
+		rt.mEnded++
+		switch o {
+		case results.Completed:
+			rt.mCompleted++
+			rt.lat.Record(lat)
+			for i := range bd {
+				rt.bd[i] += rt.clk.simSeconds(bd[i])
+			}
+			rt.bdCount++
+		case results.TimedOut:
+			rt.mTimedOut++
+		case results.Rejected:
+			rt.mRejected++
+		case results.Failed:
+			rt.mFailed++
+		}
+	}
+	rt.point(now, lat, o)
+}
+
+// point keeps a bounded subsample of outcomes, as the model does: every
+// stride-th; when the buffer fills, every other point is dropped and the
+// stride doubles.
+func (rt *runner) point(now, lat time.Duration, o results.Outcome) {
+	rt.seen++
+	if rt.seen%rt.stride != 0 {
+		return
+	}
+	if len(rt.points) >= maxPoints {
+		k := 0
+		for i := 1; i < len(rt.points); i += 2 {
+			rt.points[k] = rt.points[i]
+			k++
+		}
+		rt.points = rt.points[:k]
+		rt.stride *= 2
+		if rt.seen%rt.stride != 0 {
+			return
+		}
+	}
+	rt.points = append(rt.points, results.Point{T: rt.clk.simSeconds(now), Latency: lat.Seconds(), Outcome: o})
+}
+
+const maxPoints = 20000
+
+// resetStats ends the warm-up: statistics restart now.
+func (rt *runner) resetStats() {
+	now := rt.clk.now()
+	rt.mu.Lock()
+	rt.measuring.Store(true)
+	rt.lat.Reset()
+	rt.mCompleted, rt.mTimedOut, rt.mRejected, rt.mFailed, rt.mEnded = 0, 0, 0, 0, 0
+	rt.entryDone.Store(0)
+	rt.bd, rt.bdCount = [bdN]float64{}, 0
+	rt.mu.Unlock()
+	for _, t := range rt.tiers {
+		t.resetStats(now)
+	}
+	for _, p := range rt.pools {
+		p.lvInUse.reset(now)
+		p.lvWaiting.reset(now)
+	}
+	for _, c := range rt.calls {
+		c.resetStats()
+	}
+}
+
+// maxSamples bounds the time series as the model does: when it fills,
+// neighbouring samples are merged and the interval doubles.
+const maxSamples = 4096
+
+// sample records every tier's counters at the simulated instant at.
+func (rt *runner) sample(at time.Duration, first bool) {
+	now := rt.clk.now()
+	s := results.Sample{T: at.Seconds(), Tiers: make([]results.TierSample, len(rt.tiers))}
+	every := rt.clk.toReal(rt.every)
+	for i, t := range rt.tiers {
+		s.Tiers[i] = t.sample(now, every, first)
+	}
+	if len(rt.series) >= maxSamples {
+		// Keep the first sample (t = 0) and merge the rest in pairs: the
+		// later sample's levels, the pair's mean CPU.
+		k := 1
+		for i := 1; i+1 < len(rt.series); i += 2 {
+			a, b := rt.series[i], rt.series[i+1]
+			for ti := range b.Tiers {
+				b.Tiers[ti].CPU = (a.Tiers[ti].CPU + b.Tiers[ti].CPU) / 2
+			}
+			rt.series[k] = b
+			k++
+		}
+		if len(rt.series)%2 == 0 { // an unpaired last sample stays
+			rt.series[k] = rt.series[len(rt.series)-1]
+			k++
+		}
+		rt.series = rt.series[:k]
+		rt.every *= 2
+	}
+	rt.series = append(rt.series, s)
+}
+
+// gate counts the HTTP handlers in progress and, once closed, lets no new
+// one start, so that the end of the run can wait for all of them.
+type gate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   chan struct{}
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.closed && g.n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+// closeAndWait refuses new handlers and waits for the running ones.
+func (g *gate) closeAndWait() {
+	g.mu.Lock()
+	g.closed = true
+	if g.n == 0 {
+		g.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	g.idle = ch
+	g.mu.Unlock()
+	<-ch
+}

@@ -1,0 +1,408 @@
+package realmode
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// Step tables run for real: the model's step-table tests (model/steps_test.go)
+// in short form. n users each send one request at t0; each table lists
+// the latency and outcome of every request. The simulator must give the
+// table exactly, the real executor within its resolution: 8 ms of real
+// time plus 2%, with the same outcomes. (The users of a burst do not all
+// send at one real instant: their HTTP requests compete for 2 cores, and
+// the last of 20 starts 1–7 ms after the first, measured on this busy
+// machine. A late request that queues ends with the others, so its
+// latency is short by that much.)
+
+const t0 = 2 * time.Second
+
+// leave is when the users leave after their request (retired while busy,
+// they finish it first): late enough that no scheduling delay of the real
+// executor makes it come before their request, early enough that a user
+// whose request ended at once does not send another.
+const leave = 400 * time.Millisecond
+
+// burst builds a topology where n users each send one request at t0 and
+// then leave; it runs until t0 + horizon.
+func burst(n int, timeout, horizon time.Duration, tiers ...model.Tier) *model.Topology {
+	return &model.Topology{
+		Duration: t0 + horizon, SampleEvery: time.Second, Tiers: tiers,
+		Load: model.Load{Kind: model.LoadClosed,
+			Users: model.Schedule{{At: 0, Value: float64(n)}, {At: t0 + leave, Value: float64(n)}, {At: t0 + leave, Value: 0}},
+			Think: sim.Const(t0),
+			Call:  model.Call{Target: 0, Timeout: timeout}},
+	}
+}
+
+func cnst(d time.Duration) sim.Dist { return sim.Const(d) }
+
+func cpuStep(d time.Duration) model.Step { return model.Step{Kind: model.StepCPU, Demand: cnst(d)} }
+func waitFor(d time.Duration) model.Step { return model.Step{Kind: model.StepWait, Demand: cnst(d)} }
+
+type outcome struct {
+	lat float64
+	o   results.Outcome
+}
+
+func outcomesOf(res *results.Run) []outcome {
+	var out []outcome
+	for _, p := range res.Points {
+		out = append(out, outcome{p.Latency, p.Outcome})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].lat != out[j].lat {
+			return out[i].lat < out[j].lat
+		}
+		return out[i].o < out[j].o
+	})
+	return out
+}
+
+func parseTable(t *testing.T, s string) []outcome {
+	var out []outcome
+	for _, f := range strings.Fields(s) {
+		lat, o, _ := strings.Cut(f, "/")
+		v, err := strconv.ParseFloat(lat, 64)
+		if err != nil {
+			t.Fatalf("bad table entry %q", f)
+		}
+		oc := results.Completed
+		for k := results.Completed; k <= results.Failed; k++ {
+			if k.String() == o {
+				oc = k
+			}
+		}
+		out = append(out, outcome{v, oc})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].lat != out[j].lat {
+			return out[i].lat < out[j].lat
+		}
+		return out[i].o < out[j].o
+	})
+	return out
+}
+
+func fmtOutcomes(os []outcome) string {
+	var b []string
+	for _, o := range os {
+		s := fmt.Sprintf("%.3f", o.lat)
+		if o.o != results.Completed {
+			s += "/" + o.o.String()
+		}
+		b = append(b, s)
+	}
+	return strings.Join(b, " ")
+}
+
+// stepScale makes 1 simulated second 50 ms of real time.
+const stepScale = 0.05
+
+// table runs top in both executors and checks both against want.
+func table(t *testing.T, name string, top *model.Topology, want string, opt Options) (simRes, realRes *results.Run) {
+	t.Helper()
+	w := parseTable(t, want)
+	if opt.Seed == 0 {
+		opt.Seed = 1
+	}
+	s, err := model.Run(top, model.Options{Seed: opt.Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outcomesOf(s); fmtOutcomes(got) != fmtOutcomes(w) {
+		t.Fatalf("%s: the simulator disagrees with the table:\n got  %s\n want %s", name, fmtOutcomes(got), fmtOutcomes(w))
+	}
+	if opt.TimeScale == 0 {
+		opt.TimeScale = stepScale
+	}
+	floor := (8 * time.Millisecond).Seconds() / opt.TimeScale
+	if raceEnabled {
+		floor *= 10
+	}
+	var r *results.Run
+	var got []outcome
+	// Up to attempts runs, for the reason given there: a stall of the
+	// whole machine moves latencies by more than the floor.
+	for k := 0; k < attempts; k++ {
+		var err error
+		r, err = Run(context.Background(), top, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = outcomesOf(r)
+		ok := len(got) == len(w)
+		for i := 0; ok && i < len(w); i++ {
+			ok = got[i].o == w[i].o && math.Abs(got[i].lat-w[i].lat) <= floor+0.02*w[i].lat
+		}
+		if ok {
+			return s, r
+		}
+		t.Logf("%s: real run %d:\n got  %s\n want %s", name, k+1, fmtOutcomes(got), fmtOutcomes(w))
+	}
+	t.Errorf("%s: real run:\n got  %s\n want %s (±%.3fs +2%%), in %d runs out of %d", name, fmtOutcomes(got), fmtOutcomes(w), floor, attempts, attempts)
+	return s, r
+}
+
+func TestStepConnectionLimitHandOffAndTimeout(t *testing.T) {
+	// Limit 2, service 1 s, client timeout 2.5 s: requests 3–4 get the
+	// freed connections at 1 s, 5 gets one at 2 s and times out at 2.5 s
+	// while the back end goes on until 3 s (orphaned work).
+	be := tier("be", 8, waitFor(time.Second))
+	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 2}}))
+	top := burst(5, 2500*time.Millisecond, 4*time.Second, fe, be)
+	s, r := table(t, "conn limit", top, "1 1 2 2 2.5/timed_out", Options{})
+	for _, res := range []*results.Run{s, r} {
+		if c := res.Calls[1]; c.From != "fe" || c.InUseMax != 2 || c.WaitingMax != 3 {
+			t.Errorf("fe→be call stats %+v", c)
+		}
+		if res.Tiers[1].Completed != 5 {
+			t.Errorf("back end completed %d, want 5 (the orphan runs on)", res.Tiers[1].Completed)
+		}
+	}
+}
+
+func TestStepConnectionWaitCountsAgainstTimeout(t *testing.T) {
+	be := tier("be", 8, waitFor(time.Second))
+	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1}, Timeout: 1500 * time.Millisecond}))
+	table(t, "conn wait", burst(2, 0, 3*time.Second, fe, be), "1 1.5/timed_out", Options{})
+}
+
+func TestStepMaxPendingRejects(t *testing.T) {
+	be := tier("be", 8, waitFor(time.Second))
+	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1, MaxPending: 1}}))
+	table(t, "max pending", burst(3, 0, 3*time.Second, fe, be), "0/rejected 1 2", Options{})
+}
+
+func TestStepConnectionWaitTimeoutFails(t *testing.T) {
+	be := tier("be", 8, waitFor(time.Second))
+	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1, WaitTimeout: 500 * time.Millisecond}}))
+	table(t, "wait timeout", burst(2, 0, 2*time.Second, fe, be), "0.5/failed 1", Options{})
+}
+
+func TestStepCLRThreadInjection(t *testing.T) {
+	// Min 2 threads, 10 requests each holding a thread 10 s: two start at
+	// once, then one more every 500 ms gate tick (model.ShouldInject).
+	be := tier("be", 8, waitFor(10*time.Second))
+	be.Worker = model.Pool{Min: 2, Max: 100, Injection: model.InjectCLR, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
+	s, r := table(t, "CLR injection", burst(10, 0, 15*time.Second, be), "10 10 10.5 11 11.5 12 12.5 13 13.5 14", Options{})
+	for _, res := range []*results.Run{s, r} {
+		if res.Tiers[0].ThreadsMax != 10 {
+			t.Errorf("threads max %v, want 10", res.Tiers[0].ThreadsMax)
+		}
+	}
+}
+
+func TestStepClassicAdmission(t *testing.T) {
+	// 100 workers − 88 minFree = 12 executing; queue limit 5: of 20, 12
+	// run, 5 wait a round, 3 are refused (model.DecideClassic).
+	web := tier("web", 1, waitFor(time.Second))
+	web.Host = model.HostASPNetClassic
+	web.Worker = model.Pool{Min: 100, Max: 100}
+	web.Admission = model.Admission{Kind: model.AdmitClassic, MinFreeThreads: 88, QueueLimit: 5}
+	want := "0/rejected 0/rejected 0/rejected" + strings.Repeat(" 1", 12) + strings.Repeat(" 2", 5)
+	s, r := table(t, "classic admission", burst(20, 0, 3*time.Second, web), want, Options{})
+	for _, res := range []*results.Run{s, r} {
+		if tr := res.Tiers[0]; tr.ExecutingMax != 12 || tr.QueuedMax != 5 || tr.Rejected != 3 {
+			t.Errorf("tier %+v", tr)
+		}
+	}
+}
+
+func TestStepConcurrentAdmission(t *testing.T) {
+	web := tier("web", 8, waitFor(time.Second))
+	web.Host = model.HostIISIntegrated
+	web.Admission = model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 2, QueueLimit: 4, CountExecuting: true}
+	table(t, "concurrent admission", burst(6, 0, 3*time.Second, web), "0/rejected 0/rejected 1 1 2 2", Options{})
+}
+
+func TestStepWCFCallThrottleOrphans(t *testing.T) {
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 2, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple}
+	s, r := table(t, "WCF throttle", burst(5, 1500*time.Millisecond, 4*time.Second, svc), "1 1 1.5/timed_out 1.5/timed_out 1.5/timed_out", Options{})
+	for _, res := range []*results.Run{s, r} {
+		if res.Tiers[0].Completed != 5 {
+			t.Errorf("service completed %d, want 5", res.Tiers[0].Completed)
+		}
+	}
+}
+
+func TestStepInstancingConcurrency(t *testing.T) {
+	cases := []struct {
+		inst model.Instancing
+		conc model.Concurrency
+		want string
+	}{
+		{model.SingleInstance, model.ConcurrencySingle, "1 2 3 4"},
+		{model.SingleInstance, model.ConcurrencyMultiple, "1 1 1 1"},
+		{model.PerSession, model.ConcurrencySingle, "1 1 1 1"},
+		{model.PerCall, model.ConcurrencySingle, "1 1 1 1"},
+		{model.SingleInstance, model.ConcurrencyReentrant, "1 2 3 4"},
+	}
+	for _, c := range cases {
+		svc := tier("svc", 8, cpuStep(time.Second))
+		svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: c.inst, Concurrency: c.conc}
+		table(t, c.inst.String()+"/"+c.conc.String(), burst(4, 0, 5*time.Second, svc), c.want, Options{})
+	}
+}
+
+func TestStepSharedProxyWithoutOpen(t *testing.T) {
+	for _, c := range []struct {
+		kind model.ProxyKind
+		want string
+	}{{model.ProxySharedNoOpen, "1 2 3"}, {model.ProxyShared, "1 1 1"}} {
+		be := tier("be", 8, waitFor(time.Second))
+		fe := tier("fe", 8, callStep(1, model.Call{Proxy: model.Proxy{Kind: c.kind}}))
+		table(t, c.kind.String(), burst(3, 0, 4*time.Second, fe, be), c.want, Options{})
+	}
+}
+
+func TestStepSyncVersusAsync(t *testing.T) {
+	for _, c := range []struct {
+		async bool
+		want  string
+	}{{false, "1 2 3"}, {true, "1 1 1"}} {
+		be := tier("be", 8, waitFor(time.Second))
+		mid := tier("mid", 8, callStep(1, model.Call{}))
+		mid.Worker = model.Pool{Min: 1, Max: 1}
+		mid.Async = c.async
+		table(t, fmt.Sprintf("async=%v", c.async), burst(3, 0, 4*time.Second, mid, be), c.want, Options{})
+	}
+}
+
+func TestStepTwoThreadsPerRequest(t *testing.T) {
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.Host = model.HostIISIntegrated
+	svc.Admission = model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 100, QueueLimit: 5000, SyncModule: true}
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple}
+	_, r := table(t, "sync module", burst(10, 0, 2*time.Second, svc), strings.TrimSpace(strings.Repeat(" 1", 10)), Options{})
+	if got := r.Tiers[0].ThreadsBusyMax; got != 20 {
+		t.Errorf("sync module: threads busy max %v, want 20 (worker + I/O per request)", got)
+	}
+	svc.Admission.SyncModule = false
+	_, r = table(t, "async module", burst(10, 0, 2*time.Second, svc), strings.TrimSpace(strings.Repeat(" 1", 10)), Options{})
+	if got := r.Tiers[0].ThreadsBusyMax; got != 10 {
+		t.Errorf("async module: threads busy max %v, want 10", got)
+	}
+}
+
+func TestStepExecutionTimeoutAborts(t *testing.T) {
+	// executionTimeout 110 s checked every 15 s from the first admission:
+	// a 200 s page is aborted at 120 s.
+	web := tier("web", 8, waitFor(200*time.Second))
+	web.Host = model.HostASPNetClassic
+	web.Worker = model.Pool{Min: 100, Max: 100}
+	web.Admission = model.Admission{Kind: model.AdmitClassic, MinFreeThreads: 8, QueueLimit: 5000, ExecutionTimeout: 110 * time.Second, ExecutionCheck: 15 * time.Second}
+	_, r := table(t, "execution timeout", burst(1, 0, 122*time.Second, web), "120/failed", Options{TimeScale: 0.01})
+	if r.Tiers[0].Aborted != 1 {
+		t.Errorf("aborted %d, want 1", r.Tiers[0].Aborted)
+	}
+}
+
+func TestStepRetriesAfterTimeout(t *testing.T) {
+	// 10 s service, 2 s timeout, 3 attempts 1 s apart: the last times out
+	// at 8 s; the service runs all three (orphans).
+	svc := tier("svc", 8, waitFor(10*time.Second))
+	top := burst(1, 2*time.Second, 17*time.Second, svc)
+	top.Load.Call.Retry = model.Retry{Attempts: 3, Backoff: cnst(time.Second)}
+	_, r := table(t, "retries", top, "8/timed_out", Options{})
+	if r.Tiers[0].Completed != 3 || r.Calls[0].Retries != 2 {
+		t.Errorf("service completed %d (want 3), retries %d (want 2)", r.Tiers[0].Completed, r.Calls[0].Retries)
+	}
+}
+
+func TestStepLock(t *testing.T) {
+	svc := tier("svc", 8, model.Step{Kind: model.StepLock, Lock: 0}, waitFor(time.Second), model.Step{Kind: model.StepUnlock, Lock: 0}, waitFor(time.Second))
+	table(t, "lock", burst(3, 0, 5*time.Second, svc), "2 3 4", Options{})
+}
+
+func TestStepCPU(t *testing.T) {
+	// 2 cores, 4 demands of 1 s. Processor sharing (the model, and
+	// CPUSharing): all end at 2 s. Core permits (CPUCores): two end at
+	// 1 s, two at 2 s; the same mean.
+	svc := tier("svc", 2, cpuStep(time.Second))
+	table(t, "sharing", burst(4, 0, 3*time.Second, svc), "2 2 2 2", Options{CPU: CPUSharing})
+	svc.CostMultiplier = 1.5
+	table(t, "sharing ×1.5", burst(4, 0, 4*time.Second, svc), "3 3 3 3", Options{CPU: CPUSharing})
+
+	svc.CostMultiplier = 1
+	top := burst(4, 0, 3*time.Second, svc)
+	r, err := Run(context.Background(), top, Options{Seed: 1, TimeScale: stepScale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := parseTable(t, "1 1 2 2")
+	got := outcomesOf(r)
+	if len(got) != 4 {
+		t.Fatalf("cores: %s", fmtOutcomes(got))
+	}
+	for i := range want {
+		if math.Abs(got[i].lat-want[i].lat) > 0.16+0.02*want[i].lat {
+			t.Errorf("cores: got %s, want %s", fmtOutcomes(got), fmtOutcomes(want))
+			break
+		}
+	}
+}
+
+func TestStepPerConnectionHeadOfLine(t *testing.T) {
+	// System.Net binds a waiting call to one connection (Conn.PerConnection)
+	// and it waits for that one even when the other frees first; a shared
+	// FIFO (Go's MaxConnsPerHost) gives it the first free connection. Six
+	// users send one request each, 200 ms apart, to a back end taking
+	// exp(1 s), through 2 connections. With seed 3 one request is held up
+	// behind a long one: 3.086 s bound to its connection, 1.191 s shared.
+	top := func(perConn bool) *model.Topology {
+		be := tier("be", 8, waitStep(sim.Exp(time.Second)))
+		fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 2, PerConnection: perConn}}))
+		var users model.Schedule
+		for k := range 6 {
+			at := time.Duration(k) * 200 * time.Millisecond
+			users = append(users, model.Point{At: at, Value: float64(k)}, model.Point{At: at, Value: float64(k + 1)})
+		}
+		leaveAt := 2100 * time.Millisecond // after the last user (at 1 s) sends, at 2 s
+		users = append(users, model.Point{At: leaveAt, Value: 6}, model.Point{At: leaveAt, Value: 0})
+		return &model.Topology{Duration: 7 * time.Second, SampleEvery: time.Second, Tiers: []model.Tier{fe, be},
+			Load: model.Load{Kind: model.LoadClosed, Users: users, Think: sim.Const(time.Second), Call: model.Call{Target: 0}}}
+	}
+	// The demands go to requests in the order they start, so the real run
+	// must start them in the model's order: at 1 s = 100 ms the closest
+	// starts are a few ms of real time apart, well above the noise.
+	table(t, "per connection", top(true), "0.003 0.143 0.165 1.254 3.086 3.949", Options{Seed: 3, TimeScale: 0.1})
+	table(t, "shared", top(false), "0.003 0.143 0.165 1.191 1.254 3.949", Options{Seed: 3, TimeScale: 0.1})
+}
+
+func TestStepClientConnectedCheckDropsAbandonedQueued(t *testing.T) {
+	// Classic queue, 12 executing, 10 s pages, clients give up after 8 s:
+	// the 3 queued requests time out; dequeued at 10 s (more than 5 s in
+	// the queue, client gone), they are dropped unserved.
+	web := tier("web", 1, waitFor(10*time.Second))
+	web.Host = model.HostASPNetClassic
+	web.Worker = model.Pool{Min: 100, Max: 100}
+	web.Admission = model.Admission{Kind: model.AdmitClassic, MinFreeThreads: 88, QueueLimit: 5000, ClientConnectedCheck: 5 * time.Second}
+	s, r := table(t, "clientConnectedCheck", burst(15, 8*time.Second, 12*time.Second, web), strings.TrimSpace(strings.Repeat("8/timed_out ", 15)), Options{})
+	for _, res := range []*results.Run{s, r} {
+		if tr := res.Tiers[0]; tr.Completed != 12 || tr.Aborted != 3 {
+			t.Errorf("web completed %d (want 12, orphaned), dropped %d (want 3)", tr.Completed, tr.Aborted)
+		}
+	}
+}
+
+func TestStepCLR2InjectionSlowsDown(t *testing.T) {
+	// SSCLI 2.0: a thread only once 500 ms × 1.1^(threads − min) has passed
+	// since the last, on 500 ms ticks: every other tick after the first.
+	// The first margin is 50 ms (550 ms needed, 500 ms between ticks), so
+	// 1 s lasts 100 ms here.
+	be := tier("be", 8, waitFor(10*time.Second))
+	be.Worker = model.Pool{Min: 2, Max: 100, Injection: model.InjectCLR2, GateDelay: 500 * time.Millisecond}
+	table(t, "CLR2", burst(10, 0, 18*time.Second, be), "10 10 10.5 11.5 12.5 13.5 14.5 15.5 16.5 17.5", Options{TimeScale: 0.1})
+}

@@ -1,0 +1,831 @@
+package realmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// tierRT is one tier running for real: an HTTP server on a loopback port
+// whose handler walks a request through the same phases as the model's job
+// (admission, worker thread, WCF throttles, instance lock, handler thread,
+// decode, steps, encode), holding real FIFO semaphores where the model
+// holds slots.
+type tierRT struct {
+	rt   *runner
+	idx  int
+	spec *model.Tier
+	wcf  bool
+
+	ln  net.Listener
+	srv *http.Server
+	url string
+
+	cores      *sem   // CPUCores
+	ps         *psCPU // CPUSharing
+	worker, io *pool
+
+	admMu     sync.Mutex
+	admQ      []*admWaiter
+	admHead   int
+	executing int
+
+	calls, instances, concLock *sem
+	instMu                     sync.Mutex
+	singleInstance             bool
+	locks                      []*sem
+
+	execMu    sync.Mutex
+	execList  []*job
+	execHead  int
+	execArmed bool
+	execCh    chan struct{}
+
+	demand []*lockedSampler // per step (CPU and wait)
+
+	out []*callStat // calls made from this tier
+
+	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU level
+	cpuRep                                                         int
+
+	completed, rejected, aborted atomic.Int64
+	wastedNS                     atomic.Int64 // simulated ns of CPU spent on orphaned work
+}
+
+type admWaiter struct {
+	j    *job
+	ch   chan struct{}
+	at   time.Duration // real instant it was queued
+	gone bool          // the run ended while it waited
+	drop bool          // dequeued unserved: its client had gone (clientConnectedCheck)
+}
+
+// lockedSampler shares one model sampler between goroutines.
+type lockedSampler struct {
+	mu sync.Mutex
+	s  sim.Sampler
+}
+
+func (l *lockedSampler) sample() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.Sample()
+}
+
+func newTierRT(rt *runner, i int) *tierRT {
+	spec := &rt.top.Tiers[i]
+	t := &tierRT{rt: rt, idx: i, spec: spec, wcf: spec.WCF != nil, execCh: make(chan struct{}, 1)}
+	for _, l := range t.levels() {
+		l.clk = rt.clk
+	}
+	t.cores = newSem(max(spec.Cores, 1))
+	t.cores.onChange = func(inUse, _ int) {
+		t.lvCPU.add(float64(inUse - t.cpuRep))
+		t.cpuRep = inUse
+	}
+	if rt.opt.CPU == CPUSharing {
+		t.ps = newPSCPU(rt.clk, spec.Cores)
+		t.ps.onChange = func(n int) {
+			busy := min(n, max(spec.Cores, 1))
+			t.lvCPU.add(float64(busy - t.cpuRep))
+			t.cpuRep = busy
+		}
+	}
+	t.worker = newPool(rt, spec.Worker)
+	t.io = newPool(rt, spec.IO)
+	onThreads := func(dBusy, dThreads, dWaiting int) {
+		t.lvBusy.add(float64(dBusy))
+		t.lvThreads.add(float64(dThreads))
+		t.lvTQ.add(float64(dWaiting))
+	}
+	t.worker.onChange, t.io.onChange = onThreads, onThreads
+	if w := spec.WCF; w != nil {
+		t.calls = newSem(w.MaxCalls)
+		t.instances = newSem(w.MaxInstances)
+		if w.Instancing == model.SingleInstance && w.Concurrency != model.ConcurrencyMultiple {
+			t.concLock = newSem(1)
+		}
+	}
+	maxLock := -1
+	for si := range spec.Steps {
+		st := &spec.Steps[si]
+		if (st.Kind == model.StepLock || st.Kind == model.StepUnlock) && st.Lock > maxLock {
+			maxLock = st.Lock
+		}
+	}
+	for k := 0; k <= maxLock; k++ {
+		t.locks = append(t.locks, newSem(1))
+	}
+	t.demand = make([]*lockedSampler, len(spec.Steps))
+	for si := range spec.Steps {
+		st := &spec.Steps[si]
+		if st.Kind == model.StepCPU || st.Kind == model.StepWait {
+			d := st.Demand
+			if st.Kind == model.StepCPU && spec.CostMultiplier > 0 && spec.CostMultiplier != 1 {
+				d = d.Scale(spec.CostMultiplier)
+			}
+			// The model's stream path, so that one seed gives both
+			// executors the same demands (common random numbers).
+			path := fmt.Sprintf("tier/%s/step/%d/%s", spec.Name, si, st.Kind)
+			t.demand[si] = &lockedSampler{s: d.Sampler(rt.streams.Stream(path))}
+		}
+	}
+	return t
+}
+
+func (t *tierRT) levels() []*level {
+	return []*level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU}
+}
+
+// listen opens the tier's loopback listener; serve runs its HTTP server.
+func (t *tierRT) listen() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("realmode: tier %q: %w", t.spec.Name, err)
+	}
+	t.ln = ln
+	t.url = "http://" + ln.Addr().String() + "/"
+	t.srv = &http.Server{
+		Handler:  t,
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	return nil
+}
+
+func (t *tierRT) resetStats(now time.Duration) {
+	for _, l := range t.levels() {
+		l.reset(now)
+	}
+	t.completed.Store(0)
+	t.rejected.Store(0)
+	t.aborted.Store(0)
+	t.wastedNS.Store(0)
+}
+
+func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) results.TierSample {
+	cpu := 0.0
+	a := t.lvCPU.takeInterval(now)
+	if !first && every > 0 {
+		cpu = 100 * a / (float64(every) * float64(max(t.spec.Cores, 1)))
+	}
+	s := results.TierSample{
+		Executing:   t.lvExec.value(),
+		Queued:      t.lvQueued.value(),
+		Outstanding: t.lvOut.value(),
+		ThreadsBusy: t.lvBusy.value(),
+		Threads:     t.lvThreads.value(),
+		ThreadQueue: t.lvTQ.value(),
+		CPU:         cpu,
+		MemoryMB:    t.lvMem.value() / (1 << 20),
+	}
+	seen := map[*connPool]bool{}
+	for _, c := range t.out {
+		if seen[c.conns] {
+			continue
+		}
+		seen[c.conns] = true
+		s.ConnsInUse += c.conns.lvInUse.value()
+		s.ConnsWaiting += c.conns.lvWaiting.value()
+	}
+	return s
+}
+
+func (t *tierRT) result(now time.Duration) results.Tier {
+	mean := func(l *level) (float64, float64) { return l.stats(now) }
+	cpuM, _ := mean(&t.lvCPU)
+	exM, exX := mean(&t.lvExec)
+	qM, qX := mean(&t.lvQueued)
+	oM, oX := mean(&t.lvOut)
+	bM, bX := mean(&t.lvBusy)
+	_, thX := mean(&t.lvThreads)
+	tqM, _ := mean(&t.lvTQ)
+	_, memX := mean(&t.lvMem)
+	return results.Tier{
+		Name:             t.spec.Name,
+		Cores:            t.spec.Cores,
+		CPUUtil:          cpuM / float64(max(t.spec.Cores, 1)),
+		ExecutingMean:    exM,
+		ExecutingMax:     exX,
+		QueuedMean:       qM,
+		QueuedMax:        qX,
+		OutstandingMean:  oM,
+		OutstandingMax:   oX,
+		ThreadsBusyMean:  bM,
+		ThreadsBusyMax:   bX,
+		ThreadsMax:       thX,
+		ThreadQueueMean:  tqM,
+		MemoryMaxMB:      memX / (1 << 20),
+		Completed:        t.completed.Load(),
+		Rejected:         t.rejected.Load(),
+		Aborted:          t.aborted.Load(),
+		WastedCPUSeconds: time.Duration(t.wastedNS.Load()).Seconds(),
+	}
+}
+
+// ---------------------------------------------------------------------------
+// the HTTP handler
+
+const (
+	hdrSpec    = "X-Tsim-Call"    // index of the model.Call that brought the request
+	hdrRoot    = "X-Tsim-Root"    // top-level request, for the response-time breakdown
+	hdrParent  = "X-Tsim-Parent"  // calling job, to tell whether anybody still waits
+	hdrExtra   = "X-Tsim-Extra"   // extra decode CPU (per-call proxy session setup), simulated ns
+	hdrOutcome = "X-Tsim-Outcome" // how the server side ended
+)
+
+// Outcomes on the wire. A downstream timeout or rejection travels up as in
+// the model (the caller's call fails with the callee's outcome).
+var outcomeStatus = [...]int{
+	results.Completed: http.StatusOK,
+	results.TimedOut:  http.StatusGatewayTimeout,
+	results.Rejected:  http.StatusServiceUnavailable, // ASP.NET "Server Too Busy"
+	results.Failed:    http.StatusInternalServerError,
+}
+
+func outcomeOf(status int) results.Outcome {
+	for o, s := range outcomeStatus {
+		if s == status {
+			return results.Outcome(o)
+		}
+	}
+	return results.Failed
+}
+
+var replyBody = []byte{'.'}
+
+// ServeHTTP runs one request. The work is deliberately not tied to the
+// request's context: when the caller times out and drops the connection,
+// the request goes on (orphaned work, as in the model) and its reply is
+// discarded. Only the run's end or an executionTimeout abort stops it.
+func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt := t.rt
+	if !rt.handlers.enter() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	defer rt.handlers.leave()
+	if r.URL.Path == "/warm" {
+		rt.warmBarrier(r)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h := r.Header
+	si, err := strconv.Atoi(h.Get(hdrSpec))
+	if err != nil || si < 0 || si >= len(rt.calls) {
+		http.Error(w, "realmode: bad call index", http.StatusBadRequest)
+		return
+	}
+	j := &job{t: t, spec: rt.calls[si].spec, reqCtx: r.Context()}
+	if id, err := strconv.ParseUint(h.Get(hdrRoot), 10, 64); err == nil {
+		if v, ok := rt.roots.Load(id); ok {
+			j.root = v.(*rootReq)
+		}
+	}
+	if id, err := strconv.ParseUint(h.Get(hdrParent), 10, 64); err == nil && id != 0 {
+		if v, ok := rt.jobs.Load(id); ok {
+			j.parent = v.(*job)
+		}
+	}
+	if ns, err := strconv.ParseInt(h.Get(hdrExtra), 10, 64); err == nil {
+		j.extraCPU = time.Duration(ns)
+	}
+	o := t.serve(j)
+	w.Header().Set(hdrOutcome, o.String())
+	w.Header().Set("Content-Length", "1")
+	w.WriteHeader(outcomeStatus[o])
+	// One byte of body: the client reads it only after its receive and
+	// decode phases, so the connection stays in use until then (model.call
+	// holds its connection until cpDone).
+	_, _ = w.Write(replyBody)
+}
+
+// warmBarrier holds a warm-up request until all n of its group arrived.
+func (rt *runner) warmBarrier(r *http.Request) {
+	n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+	id := r.URL.Query().Get("id")
+	rt.warmMu.Lock()
+	b := rt.warmB[id]
+	if b == nil {
+		b = &barrier{ch: make(chan struct{})}
+		rt.warmB[id] = b
+	}
+	b.n++
+	if b.n >= n {
+		close(b.ch)
+		delete(rt.warmB, id)
+	}
+	rt.warmMu.Unlock()
+	select {
+	case <-b.ch:
+	case <-time.After(time.Second):
+	}
+}
+
+type barrier struct {
+	n  int
+	ch chan struct{}
+}
+
+// ---------------------------------------------------------------------------
+// jobs
+
+// job is one request inside a tier (model.job's phases, run by one goroutine).
+type job struct {
+	t        *tierRT
+	id       uint64
+	spec     *model.Call
+	root     *rootReq
+	parent   *job
+	reqCtx   context.Context // done when the caller stopped waiting
+	ctx      context.Context // the job's own: ends at an abort or the run's end
+	cancel   context.CancelCauseFunc
+	extraCPU time.Duration
+
+	admitted  bool
+	startedAt time.Duration // real instant of admission
+	ended     atomic.Bool
+
+	workerW                                                  *waiter
+	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
+	thread                                                   *pool
+	locks                                                    []int
+}
+
+var (
+	errAborted = errors.New("aborted by executionTimeout")
+	errStopped = errors.New("run ended")
+)
+
+// orphaned reports whether nobody waits for this job's reply any more.
+func (j *job) orphaned() bool {
+	if j.reqCtx.Err() != nil {
+		return true
+	}
+	return j.parent != nil && j.parent.orphaned()
+}
+
+func (t *tierRT) usesWorker() bool {
+	switch t.spec.Host {
+	case model.HostASPNetClassic, model.HostIISIntegrated:
+		return t.spec.Admission.SyncModule || !t.wcf
+	}
+	return false
+}
+
+func (t *tierRT) handlerPool() *pool {
+	if t.wcf {
+		return t.io
+	}
+	return t.worker
+}
+
+// serve walks the job from arrival to its end and returns how it ended.
+func (t *tierRT) serve(j *job) results.Outcome {
+	rt := t.rt
+	j.ctx, j.cancel = context.WithCancelCause(rt.workCtx)
+	j.id = rt.nextID.Add(1)
+	rt.jobs.Store(j.id, j)
+	t.lvOut.add(1)
+	t.lvMem.add(float64(t.spec.MemoryPerRequest))
+
+	arrived := rt.clk.now()
+	d, aw := t.arrive(j)
+	switch d {
+	case model.DecisionReject:
+		if rt.measuring.Load() {
+			t.rejected.Add(1)
+		}
+		return j.finish(results.Rejected)
+	case model.DecisionQueue:
+		select {
+		case <-aw.ch:
+			if aw.drop {
+				if rt.measuring.Load() {
+					t.aborted.Add(1)
+				}
+				return j.finish(results.Failed)
+			}
+		case <-j.ctx.Done():
+			t.admMu.Lock()
+			if !j.admitted {
+				aw.gone = true
+				t.lvQueued.add(-1)
+			}
+			t.admMu.Unlock()
+			return j.finish(results.Failed)
+		}
+		j.charge(bdAdmit, arrived)
+	}
+	j.startedAt = rt.clk.now()
+	if t.spec.Admission.ExecutionTimeout > 0 {
+		t.execMu.Lock()
+		t.execList = append(t.execList, j)
+		if !t.execArmed {
+			t.execArmed = true
+			t.execCh <- struct{}{}
+		}
+		t.execMu.Unlock()
+	}
+	return j.finish(j.run())
+}
+
+// arrive takes the admission decision (model.DecideClassic or
+// model.DecideConcurrent) and, for a request that runs, begins its worker
+// acquisition in the same critical section: the model advances an admitted
+// request to its worker thread at the same instant, so the next decision
+// already sees that thread busy.
+func (t *tierRT) arrive(j *job) (model.Decision, *admWaiter) {
+	a := &t.spec.Admission
+	t.admMu.Lock()
+	defer t.admMu.Unlock()
+	var d model.Decision
+	queued := len(t.admQ) - t.admHead
+	switch a.Kind {
+	case model.AdmitNone:
+		d = model.DecisionRun
+	case model.AdmitClassic:
+		d = model.DecideClassic(t.spec.Worker.Max, t.worker.busy(), a.MinFreeThreads, queued, a.QueueLimit)
+	case model.AdmitConcurrent:
+		d = model.DecideConcurrent(t.executing, a.MaxExecuting, queued, a.QueueLimit, a.CountExecuting)
+	}
+	switch d {
+	case model.DecisionRun:
+		t.admitLocked(j)
+	case model.DecisionQueue:
+		w := &admWaiter{j: j, ch: make(chan struct{}), at: t.rt.clk.now()}
+		t.admQ = append(t.admQ, w)
+		t.lvQueued.add(1)
+		return d, w
+	}
+	return d, nil
+}
+
+func (t *tierRT) admitLocked(j *job) {
+	t.executing++
+	j.admitted = true
+	t.lvExec.add(1)
+	if t.usesWorker() {
+		j.workerW = t.worker.begin()
+		if j.workerW == nil {
+			j.holdWorker = true
+		}
+	}
+}
+
+// drain starts queued requests while the admission rule allows
+// (model.CanDrainClassic, or the concurrency cap); one whose client has
+// gone after waiting longer than ClientConnectedCheck is dropped unserved.
+func (t *tierRT) drain() {
+	a := &t.spec.Admission
+	t.admMu.Lock()
+	defer t.admMu.Unlock()
+	for t.admHead < len(t.admQ) {
+		ok := true
+		switch a.Kind {
+		case model.AdmitClassic:
+			ok = model.CanDrainClassic(t.spec.Worker.Max, t.worker.busy(), a.MinFreeThreads)
+		case model.AdmitConcurrent:
+			ok = t.executing < a.MaxExecuting
+		}
+		if !ok {
+			break
+		}
+		w := t.admQ[t.admHead]
+		t.admQ[t.admHead] = nil
+		t.admHead++
+		if w.gone {
+			continue
+		}
+		t.lvQueued.add(-1)
+		if cc := a.ClientConnectedCheck; cc > 0 && w.j.orphaned() && t.rt.clk.now()-w.at > t.rt.clk.toReal(cc) {
+			// clientConnectedCheck: the client has gone; drop it unserved.
+			w.drop = true
+			close(w.ch)
+			continue
+		}
+		t.admitLocked(w.j)
+		close(w.ch)
+	}
+	if t.admHead > 1024 && t.admHead*2 > len(t.admQ) {
+		n := copy(t.admQ, t.admQ[t.admHead:])
+		clear(t.admQ[n:])
+		t.admQ, t.admHead = t.admQ[:n], 0
+	}
+}
+
+// execLoop is ASP.NET's executionTimeout check: once armed it ticks every
+// ExecutionCheck while admitted requests exist, aborting those that have
+// run ExecutionTimeout or longer (model tierRT.OnEvent evExecCheck).
+func (t *tierRT) execLoop(ctx context.Context) {
+	a := &t.spec.Admission
+	every := a.ExecutionCheck
+	if every <= 0 {
+		every = 15 * time.Second
+	}
+	clk := t.rt.clk
+	limit := clk.toReal(a.ExecutionTimeout)
+	for {
+		select {
+		case <-t.execCh:
+		case <-ctx.Done():
+			return
+		}
+		for again := true; again; {
+			if clk.sleep(ctx, every) != nil {
+				return
+			}
+			now := clk.now()
+			t.execMu.Lock()
+			for t.execHead < len(t.execList) {
+				j := t.execList[t.execHead]
+				if j.ended.Load() {
+					t.execList[t.execHead] = nil
+					t.execHead++
+					continue
+				}
+				if now-j.startedAt < limit {
+					break
+				}
+				t.execList[t.execHead] = nil
+				t.execHead++
+				if t.rt.measuring.Load() {
+					t.aborted.Add(1)
+				}
+				j.cancel(errAborted)
+			}
+			if t.execHead > 1024 && t.execHead*2 > len(t.execList) {
+				n := copy(t.execList, t.execList[t.execHead:])
+				clear(t.execList[n:])
+				t.execList, t.execHead = t.execList[:n], 0
+			}
+			again = t.execHead < len(t.execList)
+			if !again {
+				t.execArmed = false
+			}
+			t.execMu.Unlock()
+		}
+	}
+}
+
+// charge adds the real time since t0 to a category of the root's breakdown.
+func (j *job) charge(cat int, t0 time.Duration) {
+	j.root.charge(cat, j.t.rt.clk.now()-t0)
+}
+
+// waitFor runs an acquisition and charges its wait to cat.
+func (j *job) waitFor(cat int, acquire func(context.Context) error) error {
+	t0 := j.t.rt.clk.now()
+	err := acquire(j.ctx)
+	j.charge(cat, t0)
+	return err
+}
+
+// run takes the phases after admission and the steps (model job.advance).
+// A non-nil context error (abort, end of run) ends the job as failed.
+func (j *job) run() results.Outcome {
+	t := j.t
+	w := t.spec.WCF
+	// worker thread: begun at admission
+	if j.workerW != nil {
+		if err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) }); err != nil {
+			return results.Failed
+		}
+		j.workerW = nil
+		j.holdWorker = true
+	}
+	// Sessions: sessionful bindings are refused by Run (see checkSupported).
+	if w != nil {
+		switch w.Instancing {
+		case model.SingleInstance:
+			t.instMu.Lock()
+			if !t.singleInstance {
+				iw := t.instances.begin()
+				t.instMu.Unlock()
+				if err := j.waitFor(bdThrottle, func(ctx context.Context) error { return t.instances.wait(ctx, iw) }); err != nil {
+					return results.Failed
+				}
+				t.instMu.Lock()
+				t.singleInstance = true // the Single instance lives for the run
+			}
+			t.instMu.Unlock()
+		default: // PerCall, or PerSession without a session: an instance per call
+			if err := j.waitFor(bdThrottle, t.instances.acquire); err != nil {
+				return results.Failed
+			}
+			j.holdInstance = true
+		}
+		if err := j.waitFor(bdThrottle, t.calls.acquire); err != nil {
+			return results.Failed
+		}
+		j.holdCall = true
+		if l := t.concLock; l != nil {
+			if err := j.waitFor(bdLock, l.acquire); err != nil {
+				return results.Failed
+			}
+			j.holdConc = true
+		}
+	}
+	p := t.handlerPool()
+	j.thread = p
+	if p == t.worker && j.holdWorker {
+		// An ASP.NET page runs on the worker thread it was given.
+		j.holdWorker, j.holdThread = false, true
+	} else {
+		if err := j.waitFor(bdThread, p.acquire); err != nil {
+			return results.Failed
+		}
+		j.holdThread = true
+	}
+	if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {
+		if j.useCPU(need) != nil {
+			return results.Failed
+		}
+	}
+	for si := range t.spec.Steps {
+		st := &t.spec.Steps[si]
+		switch st.Kind {
+		case model.StepCPU:
+			if j.useCPU(t.demand[si].sample()) != nil {
+				return results.Failed
+			}
+		case model.StepWait:
+			d := t.demand[si].sample()
+			t0 := t.rt.clk.now()
+			err := t.rt.clk.sleep(j.ctx, d)
+			j.charge(bdExternal, t0)
+			if err != nil {
+				return results.Failed
+			}
+		case model.StepLock:
+			if err := j.waitFor(bdLock, t.locks[st.Lock].acquire); err != nil {
+				return results.Failed
+			}
+			j.locks = append(j.locks, st.Lock)
+		case model.StepUnlock:
+			j.unlock(st.Lock)
+		case model.StepCall:
+			o, err := j.call(st.Call)
+			if err != nil {
+				return results.Failed
+			}
+			if o != results.Completed {
+				return o
+			}
+		}
+	}
+	if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
+		if j.useCPU(need) != nil {
+			return results.Failed
+		}
+	}
+	return results.Completed
+}
+
+// useCPU runs a CPU demand of the job on its tier; work done for nobody
+// (orphaned) is counted as wasted, as in the model.
+func (j *job) useCPU(d time.Duration) error {
+	err := j.t.useCPU(j.ctx, d, j.root)
+	if err == nil && j.orphaned() && j.t.rt.measuring.Load() {
+		j.t.wastedNS.Add(int64(d))
+	}
+	return err
+}
+
+// useCPU serves a CPU demand on the tier's cores. With CPUCores it waits
+// for a core (FIFO), then holds it for the demand: first come, first served
+// per core, not the model's processor sharing (see the package
+// documentation for what differs); with CPUSharing it is processor sharing.
+func (t *tierRT) useCPU(ctx context.Context, d time.Duration, root *rootReq) error {
+	clk := t.rt.clk
+	t0 := clk.now()
+	if t.ps != nil {
+		err := t.ps.use(ctx, clk.toReal(d))
+		el := clk.now() - t0
+		need := clk.toReal(d)
+		root.charge(bdCPU, min(el, need))
+		if el > need {
+			root.charge(bdCPUWait, el-need)
+		}
+		return err
+	}
+	if err := t.cores.acquire(ctx); err != nil {
+		root.charge(bdCPUWait, clk.now()-t0)
+		return err
+	}
+	t1 := clk.now()
+	root.charge(bdCPUWait, t1-t0)
+	err := clk.sleep(ctx, d)
+	t.cores.release()
+	root.charge(bdCPU, clk.now()-t1)
+	return err
+}
+
+func (j *job) unlock(l int) {
+	for i, h := range j.locks {
+		if h == l {
+			j.locks = append(j.locks[:i], j.locks[i+1:]...)
+			j.t.locks[l].release()
+			return
+		}
+	}
+}
+
+// call makes a downstream call (model job.startCall/afterCall): an
+// asynchronous handler returns its thread while it waits, a reentrant
+// instance its lock; both are taken back before the job goes on. The error
+// is the job's own context ending (abort or end of run).
+func (j *job) call(spec *model.Call) (results.Outcome, error) {
+	t := j.t
+	rt := t.rt
+	async := t.spec.Async
+	reentrant := t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant
+	if async && j.holdThread {
+		j.thread.release()
+		j.holdThread = false
+		t.drain()
+	}
+	if reentrant && j.holdConc {
+		t.concLock.release()
+		j.holdConc = false
+	}
+	o, gone := rt.doCall(j.ctx, rt.callOf[spec], t, j, nil, j.root)
+	if gone {
+		return results.Failed, context.Cause(j.ctx)
+	}
+	if async && !j.holdThread {
+		if err := j.waitFor(bdThread, j.thread.acquire); err != nil {
+			return results.Failed, err
+		}
+		j.holdThread = true
+	}
+	if reentrant && !j.holdConc && t.concLock != nil {
+		if err := j.waitFor(bdLock, t.concLock.acquire); err != nil {
+			return results.Failed, err
+		}
+		j.holdConc = true
+	}
+	return o, nil
+}
+
+// finish releases everything in the model's order and records the end.
+func (j *job) finish(o results.Outcome) results.Outcome {
+	t := j.t
+	rt := t.rt
+	j.ended.Store(true)
+	for len(j.locks) > 0 {
+		j.unlock(j.locks[len(j.locks)-1])
+	}
+	if j.holdThread {
+		j.thread.release()
+	}
+	if j.holdConc {
+		t.concLock.release()
+	}
+	if j.holdCall {
+		t.calls.release()
+	}
+	if j.holdInstance {
+		t.instances.release()
+	}
+	if j.workerW != nil {
+		// Still queued for its worker (abort or end of run): give up the
+		// place, or the thread if it was granted meanwhile.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = t.worker.wait(ctx, j.workerW)
+		j.workerW = nil
+	}
+	if j.holdWorker {
+		t.worker.release()
+	}
+	t.admMu.Lock()
+	if j.admitted {
+		t.executing--
+		t.lvExec.add(-1)
+	}
+	t.admMu.Unlock()
+	t.lvOut.add(-1)
+	t.lvMem.add(-float64(t.spec.MemoryPerRequest))
+	if o == results.Completed && rt.measuring.Load() {
+		t.completed.Add(1)
+		if t.idx == rt.top.Load.Call.Target {
+			rt.entryDone.Add(1)
+		}
+	}
+	t.drain()
+	rt.jobs.Delete(j.id)
+	j.cancel(nil)
+	return o
+}
