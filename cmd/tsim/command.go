@@ -40,7 +40,7 @@ const (
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdMerge, cmdCheck, cmdBench, cmdVersion, cmdHelp}
+	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdBench, cmdVersion, cmdHelp}
 }
 
 func lookup(name string) *command {

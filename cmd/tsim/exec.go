@@ -2,42 +2,75 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/realmode"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
 
 // An executor runs one replication of one scenario. Modes are executors:
-// "sim" is the discrete-event engine; "real" (goroutines, sockets and
-// timers on loopback) is not written yet.
+// "sim" is the discrete-event engine; "real" runs the same compiled
+// topology with goroutines, sockets and timers on loopback (realmode).
 type executor interface {
-	run(top *model.Topology, seed uint64, opt model.Options) (*results.Run, error)
+	run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error)
+	// parallel reports whether replications may run side by side: real
+	// runs may not, since they would compete for the machine they measure.
+	parallel() bool
 }
 
 type simExecutor struct{}
 
-func (simExecutor) run(top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+func (simExecutor) run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
 	opt.Seed = seed
 	return model.Run(top, opt)
 }
+
+func (simExecutor) parallel() bool { return true }
+
+// realExecutor runs for real; timeScale is real seconds per simulated
+// second (0: realmode chooses).
+type realExecutor struct {
+	timeScale float64
+	cpu       realmode.CPUDiscipline
+}
+
+func (x realExecutor) run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+	return realmode.Run(ctx, top, realmode.Options{Seed: seed, TimeScale: x.timeScale, CPU: x.cpu})
+}
+
+// cpuDisciplines are the values of --cpu. The default is processor
+// sharing, the simulator's own discipline, so that validate compares the
+// model with itself run for real; "cores" holds a core permit per demand,
+// first come first served, whose means agree for exponential demands but
+// whose percentiles differ by discipline (realmode's package doc).
+var cpuDisciplines = map[string]realmode.CPUDiscipline{"sharing": realmode.CPUSharing, "cores": realmode.CPUCores}
+
+func parseCPU(s string) (realmode.CPUDiscipline, error) {
+	d, ok := cpuDisciplines[s]
+	if !ok {
+		return 0, fmt.Errorf("--cpu must be sharing or cores, got %q", s)
+	}
+	return d, nil
+}
+
+func (realExecutor) parallel() bool { return false }
 
 // modes lists the valid values of --mode.
 var modes = []string{"sim", "real"}
 
 // executorFor returns the executor of a mode. The mode has been checked
 // against modes.
-func executorFor(mode string) (executor, error) {
+func executorFor(mode string, timeScale float64, cpu realmode.CPUDiscipline) (executor, error) {
 	switch mode {
 	case "sim":
 		return simExecutor{}, nil
 	case "real":
-		return nil, errors.New("--mode real is not available yet")
+		return realExecutor{timeScale, cpu}, nil
 	}
 	return nil, fmt.Errorf("unknown mode %q", mode)
 }
@@ -157,6 +190,9 @@ func execute(ctx context.Context, p *plan, ex executor, workers int, progress fu
 func runItems(ctx context.Context, p *plan, ex executor, workers int, progress func(), s sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !ex.parallel() {
+		workers = 1
+	}
 	window := 4*workers + p.reps
 	tokens := make(chan struct{}, window)
 
@@ -213,7 +249,7 @@ func runItems(ctx context.Context, p *plan, ex executor, workers int, progress f
 					continue
 				}
 				opt := model.Options{NoSeries: p.sweep() || j.rep > 0}
-				r, err := ex.run(&j.sc.Topology, replicationSeed(p.seed, j.rep), opt)
+				r, err := ex.run(ctx, &j.sc.Topology, replicationSeed(p.seed, j.rep), opt)
 				if r != nil && opt.NoSeries {
 					// Only the first replication of a variant is drawn.
 					r.Points = nil

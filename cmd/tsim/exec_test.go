@@ -32,7 +32,9 @@ func TestReplicationSeed(t *testing.T) {
 // failing fails every replication.
 type failing struct{}
 
-func (f *failing) run(top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+func (*failing) parallel() bool { return true }
+
+func (f *failing) run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
 	return nil, errors.New("model: requests not conserved")
 }
 

@@ -115,7 +115,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.run, errs[i] = simExecutor{}.run(&v.sc.Topology, s, model.Options{NoSeries: true})
+			v.run, errs[i] = simExecutor{}.run(ctx, &v.sc.Topology, s, model.Options{NoSeries: true})
 		}()
 	}
 	wg.Wait()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 // tsim runs Main in-process and returns what it printed and its status.
@@ -210,11 +212,28 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
+// TestRunModeReal runs the small experiment for real on loopback, at a
+// time scale that makes its 30 simulated seconds about 1.5 real ones.
 func TestRunModeReal(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
-	_, errs, st := tsim(t, nil, "run", f, "--mode", "real", "-o", t.TempDir())
-	if st != exitFailure || errs != "tsim run: --mode real is not available yet\n" {
-		t.Errorf("status %d, stderr %q", st, errs)
+	dir := t.TempDir()
+	out, errs, st := tsim(t, nil, "run", f, "--mode", "real", "--time-scale", "0.05", "--reps", "1", "-o", dir, "--json")
+	if st != exitOK {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	var sum struct {
+		Mode     string
+		Requests results.Counts
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, out)
+	}
+	if sum.Mode != "real" || sum.Requests.Generated == 0 || !sum.Requests.Conserved() {
+		t.Errorf("mode %q, requests %+v", sum.Mode, sum.Requests)
+	}
+	_, errs, st = tsim(t, nil, "run", f, "--time-scale", "0.05")
+	if st != exitUsage || !strings.Contains(errs, "--time-scale needs --mode real") {
+		t.Errorf("--time-scale without --mode real: status %d, stderr %q", st, errs)
 	}
 }
 

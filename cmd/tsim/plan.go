@@ -491,7 +491,7 @@ func (p *planner) eval(configs [][]model.Param, xs [][]float64) ([]*point, error
 				if p.ctx.Err() != nil {
 					continue
 				}
-				r, err := simExecutor{}.run(&j.sc.Topology, replicationSeed(p.seed, j.rep), model.Options{NoSeries: true, MaxPoints: 1})
+				r, err := simExecutor{}.run(p.ctx, &j.sc.Topology, replicationSeed(p.seed, j.rep), model.Options{NoSeries: true, MaxPoints: 1})
 				if err != nil {
 					errs <- fmt.Errorf("%s: %s, replication %d (seed %d): %w", p.path, scenarioName(p.variant, j.pt.params), j.rep+1, replicationSeed(p.seed, j.rep), err)
 					continue

@@ -10,7 +10,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--shard i/n] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long: `Run loads each experiment file, runs every scenario (each variant at each
 sweep point) the experiment's number of times (replications), prints a
@@ -37,8 +37,19 @@ The flags are:
 	--reps N
 		run each scenario N times instead of the file's replications.
 	--mode sim|real
-		run on the discrete-event simulator (sim, the default) or on real
-		goroutines, sockets and timers (real, not available yet).
+		run on the discrete-event simulator (sim, the default) or for real
+		(real): every tier a net/http server on 127.0.0.1, every call a real
+		HTTP request through a transport limited to the modelled
+		connections, pools and throttles as semaphores deciding with the
+		simulator's own code, demands as scaled sleeps. Replications then
+		run one at a time, and the results, in simulated units, vary a
+		little from run to run. 'tsim validate' compares the two modes.
+	--time-scale S
+		with --mode real: real seconds per simulated second (default: 10 ms
+		of real time for the smallest mean demand, within 2 minutes a run).
+	--cpu sharing|cores
+		with --mode real: processor sharing (default, the simulator's
+		discipline) or one core permit per demand, first come first served.
 	--shard i/n
 		run only shard i of n (0 ≤ i < n) of each experiment and write its
 		raw results for 'tsim merge' instead of the summary files; see
@@ -101,6 +112,8 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	shardFlag := fs.String("shard", "", "")
+	timeScale := fs.Float64("time-scale", 0, "")
+	cpuFlag := fs.String("cpu", "sharing", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -125,7 +138,17 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 			return c.usageError(e, "--json and --shard: a shard has no summary; merge the shards, then read summary.json")
 		}
 	}
-	ex, err := executorFor(*mode)
+	if set["time-scale"] && (*mode != "real" || !(*timeScale > 0)) {
+		return c.usageError(e, "--time-scale needs --mode real and a value > 0 (real seconds per simulated second), got %v", *timeScale)
+	}
+	if set["cpu"] && *mode != "real" {
+		return c.usageError(e, "--cpu needs --mode real")
+	}
+	cpu, err := parseCPU(*cpuFlag)
+	if err != nil {
+		return c.usageError(e, "%v", err)
+	}
+	ex, err := executorFor(*mode, *timeScale, cpu)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure

@@ -201,7 +201,9 @@ type slow struct {
 	maxOut        int64
 }
 
-func (s *slow) run(top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+func (*slow) parallel() bool { return true }
+
+func (s *slow) run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
 	out := s.started.Add(1) - s.took.Load()
 	s.mu.Lock()
 	s.maxOut = max(s.maxOut, out)
