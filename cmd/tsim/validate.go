@@ -253,4 +253,3 @@ func indent(s, pre string) string {
 	}
 	return b.String()
 }
-
