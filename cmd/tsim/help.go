@@ -47,7 +47,7 @@ The commands are:
 
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "\t%-8s %s\n", c.Name, c.Short)
+		fmt.Fprintf(w, "\t%-9s %s\n", c.Name, c.Short)
 	}
 	fmt.Fprint(w, `
 Use "tsim help <command>" for more information about a command.
