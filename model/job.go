@@ -133,6 +133,9 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.holdThread = true
 		j.afterCall()
 	case jkRetry:
+		if j.phase != jpSession || j.wr.active {
+			return // not (or no longer) waiting for a session someone else opens
+		}
 		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
 		j.advance()
 	case jkRelock:
