@@ -40,6 +40,7 @@ func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run
 		opt.MaxPoints = 20000
 	}
 	r := newRunner(top, opt, warmup)
+	r.points.Max = opt.MaxPoints
 	r.start()
 	if top.Precision > 0 {
 		// Batch means of the client latency; stop when precise enough.
@@ -114,9 +115,7 @@ type runner struct {
 	lat     *sim.Histogram
 	precise *sim.BatchMeans // Precision: latency batch means
 	every   time.Duration   // current sample interval (doubles as the series fills)
-	points  []results.Point
-	stride  int64
-	seen    int64
+	points  results.PointSampler
 	series  []results.Sample
 	calls   []*callStat
 	bd      [bdN]float64 // breakdown sums over measured completed roots
@@ -136,7 +135,6 @@ func newRunner(top *Topology, opt Options, warmup time.Duration) *runner {
 		opt:     opt,
 		warmup:  sim.Time(warmup),
 		lat:     sim.NewHistogram(),
-		stride:  1,
 		firstTO: -1,
 		every:   top.SampleEvery,
 	}
@@ -203,22 +201,7 @@ func (r *runner) sample() {
 		s.Tiers[i] = t.sample(now, r.every)
 	}
 	if len(r.series) >= maxSamples {
-		// Keep the first sample (t = 0) and merge the rest in pairs: the
-		// later sample's levels, the pair's mean CPU.
-		k := 1
-		for i := 1; i+1 < len(r.series); i += 2 {
-			a, b := r.series[i], r.series[i+1]
-			for ti := range b.Tiers {
-				b.Tiers[ti].CPU = (a.Tiers[ti].CPU + b.Tiers[ti].CPU) / 2
-			}
-			r.series[k] = b
-			k++
-		}
-		if len(r.series)%2 == 0 { // an unpaired last sample stays
-			r.series[k] = r.series[len(r.series)-1]
-			k++
-		}
-		r.series = r.series[:k]
+		r.series = results.CompactSeries(r.series)
 		r.every *= 2
 	}
 	r.series = append(r.series, s)
@@ -268,27 +251,10 @@ func (r *runner) rootDone(ref rootRef, o results.Outcome) {
 	r.freeRoots = append(r.freeRoots, root)
 }
 
-// point keeps a bounded, deterministic subsample of request outcomes: every
-// stride-th; when the buffer fills, every other point is dropped and the
-// stride doubles.
+// point records one request's outcome for the latency plot, in a bounded
+// subsample.
 func (r *runner) point(now sim.Time, lat time.Duration, o results.Outcome) {
-	r.seen++
-	if r.seen%r.stride != 0 {
-		return
-	}
-	if len(r.points) >= r.opt.MaxPoints {
-		k := 0
-		for i := 1; i < len(r.points); i += 2 {
-			r.points[k] = r.points[i]
-			k++
-		}
-		r.points = r.points[:k]
-		r.stride *= 2
-		if r.seen%r.stride != 0 {
-			return
-		}
-	}
-	r.points = append(r.points, results.Point{T: now.Seconds(), Latency: lat.Seconds(), Outcome: o})
+	r.points.Add(results.Point{T: now.Seconds(), Latency: lat.Seconds(), Outcome: o})
 }
 
 func (r *runner) collect() *results.Run {
@@ -300,7 +266,7 @@ func (r *runner) collect() *results.Run {
 		Events:       r.e.Events(),
 		TraceHash:    r.e.TraceHash(),
 		Series:       r.series,
-		Points:       r.points,
+		Points:       r.points.Points(),
 		FirstTimeout: -1,
 	}
 	if r.firstTO >= 0 {
