@@ -198,17 +198,11 @@ func (j *job) waitThread(p *threadPool, kind int32) bool {
 	return p.acquire(&j.wr, j, kind, nil)
 }
 
-func (t *tierRT) usesWorker() bool {
-	switch t.spec.Host {
-	case HostASPNetClassic, HostIISIntegrated:
-		return t.spec.Admission.SyncModule || !t.wcf
-	}
-	return false
-}
+func (t *tierRT) usesWorker() bool { return t.spec.HoldsWorker() }
 
 // handlerPool is the pool the operation runs on.
 func (t *tierRT) handlerPool() *threadPool {
-	if t.wcf {
+	if t.spec.RunsOnIO() {
 		return t.io
 	}
 	return t.worker

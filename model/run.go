@@ -290,18 +290,7 @@ func (r *runner) collect() *results.Run {
 		res.TimeoutRate = float64(r.mTimedOut) / float64(r.mEnded)
 		res.RejectRate = float64(r.mRejected) / float64(r.mEnded)
 	}
-	if r.lat.Count() > 0 {
-		q := func(p float64) float64 { return r.lat.Quantile(p).Seconds() }
-		res.Latency = results.Latency{Mean: r.lat.Mean().Seconds(), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: r.lat.Max().Seconds()}
-		qs := make([]float64, 999)
-		for i := range qs {
-			qs[i] = float64(i+1) / 1000
-		}
-		res.Quantiles = make([]float64, len(qs))
-		for i, d := range r.lat.Quantiles(qs) {
-			res.Quantiles[i] = d.Seconds()
-		}
-	}
+	res.Latency, res.Quantiles = LatencySummary(r.lat)
 	if r.bdCount > 0 {
 		n := float64(r.bdCount)
 		b := r.bd
@@ -319,6 +308,26 @@ func (r *runner) collect() *results.Run {
 		res.Calls = append(res.Calls, cs.result(now))
 	}
 	return res
+}
+
+// LatencySummary is the latency block of a result and the latency at
+// q = 0.001 … 0.999 (for CDF plots), from a histogram of client latencies;
+// both executors report through it.
+func LatencySummary(h *sim.Histogram) (results.Latency, []float64) {
+	if h.Count() == 0 {
+		return results.Latency{}, nil
+	}
+	q := func(p float64) float64 { return h.Quantile(p).Seconds() }
+	l := results.Latency{Mean: h.Mean().Seconds(), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: h.Max().Seconds()}
+	qs := make([]float64, 999)
+	for i := range qs {
+		qs[i] = float64(i+1) / 1000
+	}
+	out := make([]float64, len(qs))
+	for i, d := range h.Quantiles(qs) {
+		out[i] = d.Seconds()
+	}
+	return l, out
 }
 
 // ---------------------------------------------------------------------------

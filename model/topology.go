@@ -59,6 +59,21 @@ type Tier struct {
 	MemoryPerRequest int64
 }
 
+// HoldsWorker reports whether a request holds an ASP.NET worker thread for
+// its whole life: an ASP.NET page, or a WCF service behind the synchronous
+// HTTP module (the second of "two threads per request").
+func (t *Tier) HoldsWorker() bool {
+	switch t.Host {
+	case HostASPNetClassic, HostIISIntegrated:
+		return t.Admission.SyncModule || t.WCF == nil
+	}
+	return false
+}
+
+// RunsOnIO reports whether the operation runs on the I/O (completion port)
+// pool, as WCF's does, rather than on a worker thread.
+func (t *Tier) RunsOnIO() bool { return t.WCF != nil }
+
 // Injection is a thread pool's rule for creating threads above its minimum.
 type Injection uint8
 
