@@ -221,6 +221,7 @@ type proxyState struct {
 
 // proxyInst is one client proxy. Its fields are guarded by proxyState.mu.
 type proxyInst struct {
+	id      uint64 // names it to the target (sessionful bindings)
 	perCall bool
 	fresh   bool // not used yet: pays creation cost
 	dead    bool
@@ -241,20 +242,20 @@ func (cs *callStat) takeInst(a *attempt, u *user) {
 		if ps.shared == nil || ps.shared.dead {
 			// The first one was opened at start-up; one re-created after an
 			// abort pays its creation and handshake like any new proxy.
-			ps.shared = &proxyInst{fresh: ps.shared != nil}
+			ps.shared = cs.newInst(false, ps.shared != nil)
 		}
 		a.proxy = ps.shared
 	case model.ProxyPerUser:
 		if u == nil { // open arrivals have no user: one proxy per request
-			a.proxy = &proxyInst{perCall: true, fresh: true}
+			a.proxy = cs.newInst(true, true)
 			return
 		}
 		if u.proxy == nil || u.proxy.dead {
-			u.proxy = &proxyInst{fresh: true} // opened at the user's first call
+			u.proxy = cs.newInst(false, true) // opened at the user's first call
 		}
 		a.proxy = u.proxy
 	case model.ProxyPerCall:
-		a.proxy = &proxyInst{perCall: true, fresh: true}
+		a.proxy = cs.newInst(true, true)
 	case model.ProxyPoolCreate, model.ProxyPoolWait:
 		for len(ps.idle) > 0 {
 			p := ps.idle[len(ps.idle)-1]
@@ -264,8 +265,12 @@ func (cs *callStat) takeInst(a *attempt, u *user) {
 				return
 			}
 		}
-		a.proxy = &proxyInst{fresh: true}
+		a.proxy = cs.newInst(false, true)
 	}
+}
+
+func (cs *callStat) newInst(perCall, fresh bool) *proxyInst {
+	return &proxyInst{id: cs.rt.nextID.Add(1), perCall: perCall, fresh: fresh}
 }
 
 func (cs *callStat) releaseProxy(a *attempt) {
@@ -273,6 +278,7 @@ func (cs *callStat) releaseProxy(a *attempt) {
 	ps.mu.Lock()
 	p := a.proxy
 	a.proxy = nil
+	tell := false
 	if p != nil {
 		switch ps.spec.Kind {
 		case model.ProxyPerCall:
@@ -281,7 +287,7 @@ func (cs *callStat) releaseProxy(a *attempt) {
 			if !p.dead && len(ps.idle) < ps.spec.PoolSize {
 				ps.idle = append(ps.idle, p)
 			} else {
-				p.dead = true
+				tell = cs.closeInstLocked(p)
 			}
 		case model.ProxyPoolWait:
 			if !p.dead {
@@ -298,6 +304,9 @@ func (cs *callStat) releaseProxy(a *attempt) {
 		}
 	}
 	ps.mu.Unlock()
+	if tell {
+		cs.closeInst(p)
+	}
 	if hold {
 		switch ps.spec.Kind {
 		case model.ProxySharedNoOpen:
@@ -337,8 +346,11 @@ func (rt *runner) doCall(ctx context.Context, cs *callStat, from *tierRT, caller
 		}
 		if o == results.TimedOut && a.proxy != nil && !a.proxy.perCall {
 			cs.proxy.mu.Lock()
-			a.proxy.dead = true // WCF aborts a channel that timed out
+			tell := cs.closeInstLocked(a.proxy) // WCF aborts a channel that timed out
 			cs.proxy.mu.Unlock()
+			if tell {
+				cs.closeInst(a.proxy)
+			}
 		}
 		if rt.measuring.Load() {
 			switch o {
@@ -550,6 +562,9 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	}
 	if caller != nil {
 		req.Header.Set(hdrParent, strconv.FormatUint(caller.id, 10))
+	}
+	if cs.sessionful() {
+		cs.setProxyHeader(req.Header, a.proxy)
 	}
 	if fresh && spec.Binding.SessionCPU > 0 {
 		// The server's side of a new proxy's security negotiation.

@@ -91,3 +91,26 @@ func caseWCFThrottle() *model.Topology {
 			Call: model.Call{Target: 0}},
 	}
 }
+
+// caseSessions: a netTcp-like sessionful binding to a WCF service
+// (PerSession, Single) with MaxConcurrentSessions 5 and 8 users, each
+// with its own proxy (think 1 s, 2 s timeout, operation waits exp(100 ms)).
+// The first five users' proxies keep their sessions; the others wait for
+// one, time out, abort their proxy and try again with a new one, which
+// waits in turn: a steady timeout rate. (A constant think time keeps the
+// rates from depending on which user draws which think time: the real
+// run hands the draws out in its own order.) Default scale 0.1: 40 s
+// simulated in 4 s.
+func caseSessions() *model.Topology {
+	svc := tier("svc", 4, waitStep(sim.Exp(100*time.Millisecond)))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 5, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}
+	return &model.Topology{
+		Duration: 40 * time.Second, SampleEvery: time.Second,
+		Tiers: []model.Tier{svc},
+		Load: model.Load{Kind: model.LoadClosed, Users: model.Schedule{{At: 0, Value: 8}},
+			Think: sim.Const(time.Second),
+			Call: model.Call{Target: 0, Timeout: 2 * time.Second,
+				Binding: model.Binding{Name: "netTcp", Sessionful: true},
+				Proxy:   model.Proxy{Kind: model.ProxyPerUser}}},
+	}
+}

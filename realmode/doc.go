@@ -37,6 +37,21 @@
 //     Named locks, throttles and cores are FIFO semaphores with
 //     cancellation (sem), since Go's channels and mutexes are not FIFO.
 //     executionTimeout is a periodic check that cancels the request.
+//   - WCF sessions (sessionful bindings: netTcp, wsHttp with a secure
+//     session, named pipes) as in the model: the client names its proxy
+//     (an id, and whether it lives for one call) in a header, and the
+//     target keeps a map of proxies under a mutex. The first request on a
+//     proxy opens its session, after the worker thread: a
+//     MaxConcurrentSessions slot and, PerSession, a MaxConcurrentInstances
+//     slot the session keeps (FIFO, cancellable); requests on the proxy
+//     arriving meanwhile wait for it to open, or for the opener to give up
+//     and then try again. A request whose client gives up while it still
+//     waits for its session is dropped (the tier's aborted count). A
+//     per-call proxy's session ends with its job; a long-lived proxy's
+//     when the client has closed or aborted it (a timeout aborts it) and
+//     no job is in flight on it. PerSession with ConcurrencyMode
+//     Single/Reentrant locks the session's instance (capacity 1); a
+//     reentrant one gives the lock back during outbound calls.
 //   - Demands are sleeps: a simulated span d lasts d × scale of real time.
 //   - The load is goroutines: one per closed user (think, request, wait),
 //     following the Users schedule; or a generator of open arrivals at
@@ -49,7 +64,12 @@
 // Bookkeeping that is not behaviour crosses the HTTP boundary in headers,
 // as a tracer's would: the top-level request (for the response-time
 // breakdown), the calling request (to tell orphaned work, for wasted CPU
-// and retries) and the call site.
+// and retries), the call site and the proxy. The client's close of a
+// sessionful proxy reaches its target directly, through the same
+// in-process bookkeeping (the target's proxy map), not as a message: the
+// model has none either. The target keeps a closed long-lived proxy's
+// entry for the rest of the run (a request on it may still be on its way)
+// and a per-call proxy's until its job ends.
 //
 // # CPU: core permits, not processor sharing
 //
@@ -127,12 +147,10 @@
 //
 // # Not supported
 //
-// Sessionful WCF bindings (sessions, per-session instances and locks) are
-// refused. Precision-based stopping is not done: the run lasts its
-// Duration. Results carry no event count or trace hash, and, unlike the
-// simulator's, are not reproducible bit for bit: the seed fixes the
-// arrivals and the demands, in the order requests ask for them, not the
-// real scheduling.
+// Precision-based stopping is not done: the run lasts its Duration.
+// Results carry no event count or trace hash, and, unlike the simulator's,
+// are not reproducible bit for bit: the seed fixes the arrivals and the
+// demands, in the order requests ask for them, not the real scheduling.
 //
 // Package realmode imports model, sim and results, and net/http; nothing
 // of tsim imports it but the CLI.

@@ -249,10 +249,6 @@ func checkSupported(top *model.Topology) error {
 		if c.Target < 0 || c.Target >= len(top.Tiers) {
 			return fmt.Errorf("realmode: call from %s: no tier %d", from, c.Target)
 		}
-		t := &top.Tiers[c.Target]
-		if t.WCF != nil && c.Binding.Sessionful {
-			return fmt.Errorf("realmode: call %s→%s: sessionful bindings (WCF sessions) are not supported by the real executor yet", from, t.Name)
-		}
 		return nil
 	}
 	if err := check("load", &top.Load.Call); err != nil {

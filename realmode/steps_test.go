@@ -406,3 +406,100 @@ func TestStepCLR2InjectionSlowsDown(t *testing.T) {
 	be.Worker = model.Pool{Min: 2, Max: 100, Injection: model.InjectCLR2, GateDelay: 500 * time.Millisecond}
 	table(t, "CLR2", burst(10, 0, 18*time.Second, be), "10 10 10.5 11.5 12.5 13.5 14.5 15.5 16.5 17.5", Options{TimeScale: 0.1})
 }
+
+func TestStepPerSessionSessionfulSerialisesPerProxy(t *testing.T) {
+	// netTcp-like sessionful binding, PerSession + Single: each user's own
+	// proxy is one session; users run in parallel. MaxSessions 2: the
+	// third user waits for a session that never frees and times out.
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 2, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}
+	top := burst(3, 5*time.Second, 6*time.Second, svc)
+	top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true}
+	top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPerUser}
+	s, r := table(t, "per-session sessionful", top, "1 1 5/timed_out", Options{})
+	for _, res := range []*results.Run{s, r} {
+		if tr := res.Tiers[0]; tr.Completed != 2 || tr.Aborted != 1 {
+			t.Errorf("svc completed %d (want 2), dropped %d (want 1)", tr.Completed, tr.Aborted)
+		}
+	}
+}
+
+func TestStepSessionWaitersDroppedWhenClientGone(t *testing.T) {
+	// MaxSessions 1 held by user 1's proxy; user 2 waits for a session and
+	// times out at 5 s: its unopened session leaves the queue.
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 1, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencyMultiple}
+	top := burst(2, 5*time.Second, 6*time.Second, svc)
+	top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true}
+	top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPerUser}
+	s, r := table(t, "session waiters", top, "1 5/timed_out", Options{})
+	for _, res := range []*results.Run{s, r} {
+		if tr := res.Tiers[0]; tr.Aborted != 1 || tr.OutstandingMax != 2 {
+			t.Errorf("dropped %d (want 1), outstanding max %v (want 2)", tr.Aborted, tr.OutstandingMax)
+		}
+		if last := res.Series[len(res.Series)-1].Tiers[0].Outstanding; last != 0 {
+			t.Errorf("calls outstanding at the end = %v, want 0 (the dead session request left)", last)
+		}
+	}
+}
+
+func TestStepSessionfulProxies(t *testing.T) {
+	// Four users, a sessionful binding, one 1 s wait per call.
+	cases := []struct {
+		name  string
+		proxy model.ProxyKind
+		inst  model.Instancing
+		conc  model.Concurrency
+		sess  int
+		want  string
+	}{
+		// One shared proxy, one session: PerSession + Single serialises
+		// its calls on the session's instance; Multiple does not.
+		{"shared/PerSession/Single", model.ProxyShared, model.PerSession, model.ConcurrencySingle, 100, "1 2 3 4"},
+		{"shared/PerSession/Multiple", model.ProxyShared, model.PerSession, model.ConcurrencyMultiple, 100, "1 1 1 1"},
+		// Per-call proxies give their session back at the end of their
+		// call: MaxSessions 2 lets two through at a time.
+		{"per-call/PerCall/MaxSessions 2", model.ProxyPerCall, model.PerCall, model.ConcurrencyMultiple, 2, "1 1 2 2"},
+		{"per-call/PerSession/MaxSessions 2", model.ProxyPerCall, model.PerSession, model.ConcurrencySingle, 2, "1 1 2 2"},
+	}
+	for _, c := range cases {
+		svc := tier("svc", 8, waitFor(time.Second))
+		svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: c.sess, MaxInstances: 100, Instancing: c.inst, Concurrency: c.conc}
+		top := burst(4, 0, 5*time.Second, svc)
+		top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true}
+		top.Load.Call.Proxy = model.Proxy{Kind: c.proxy}
+		table(t, c.name, top, c.want, Options{})
+	}
+}
+
+func TestStepSessionReentrantReleasesDuringCalls(t *testing.T) {
+	// A shared sessionful proxy, PerSession: the session's instance lock
+	// is held across the 1 s back-end call with ConcurrencyMode Single
+	// (calls serialise), given back during it with Reentrant (only the
+	// 0.5 s of work before the call serialises).
+	for _, c := range []struct {
+		conc model.Concurrency
+		want string
+	}{{model.ConcurrencySingle, "1.5 3 4.5"}, {model.ConcurrencyReentrant, "1.5 2 2.5"}} {
+		be := tier("be", 8, waitFor(time.Second))
+		svc := tier("svc", 8, waitFor(500*time.Millisecond), callStep(1, model.Call{}))
+		svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerSession, Concurrency: c.conc}
+		top := burst(3, 0, 6*time.Second, svc, be)
+		top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true}
+		top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyShared}
+		table(t, c.conc.String(), top, c.want, Options{})
+	}
+}
+
+func TestStepSessionEndsWhenProxyCloses(t *testing.T) {
+	// Pool-create proxies with no room in the pool are closed after their
+	// call: the client's close ends the session (no job in flight on it),
+	// so with MaxSessions 1 the second user's call opens one when the
+	// first's proxy closes, instead of waiting out its 5 s timeout.
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 1, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}
+	top := burst(2, 5*time.Second, 4*time.Second, svc)
+	top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true}
+	top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPoolCreate, PoolSize: 0}
+	table(t, "closed proxies", top, "1 2", Options{})
+}

@@ -47,6 +47,12 @@ type tierRT struct {
 	singleInstance             bool
 	locks                      []*sem
 
+	// WCF sessions (session.go): MaxConcurrentSessions, and the client
+	// proxies seen, by id.
+	sessions *sem
+	sessMu   sync.Mutex
+	sessMap  map[uint64]*sessState
+
 	execMu    sync.Mutex
 	execList  []*job
 	execHead  int
@@ -114,6 +120,8 @@ func newTierRT(rt *runner, i int) *tierRT {
 	if w := spec.WCF; w != nil {
 		t.calls = newSem(w.MaxCalls)
 		t.instances = newSem(w.MaxInstances)
+		t.sessions = newSem(w.MaxSessions)
+		t.sessMap = map[uint64]*sessState{}
 		if w.Instancing == model.SingleInstance && w.Concurrency != model.ConcurrencyMultiple {
 			t.concLock = newSem(1)
 		}
@@ -301,6 +309,9 @@ func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ns, err := strconv.ParseInt(h.Get(hdrExtra), 10, 64); err == nil {
 		j.extraCPU = time.Duration(ns)
 	}
+	if id, err := strconv.ParseUint(h.Get(hdrProxy), 10, 64); err == nil && t.wcf && j.spec.Binding.Sessionful {
+		j.sess = t.sessionFor(id, h.Get(hdrPerCall) == "1")
+	}
 	o := t.serve(j)
 	w.Header().Set(hdrOutcome, o.String())
 	w.Header().Set("Content-Length", "1")
@@ -361,6 +372,10 @@ type job struct {
 	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
 	thread                                                   *pool
 	locks                                                    []int
+
+	sess        *sessState // its proxy's session (sessionful WCF bindings)
+	holdSession bool       // a per-call proxy's session: ends with the job
+	conc        *sem       // the instance lock it takes (concLockOf), once known
 }
 
 var (
@@ -599,16 +614,33 @@ func (j *job) run() results.Outcome {
 	w := t.spec.WCF
 	// worker thread: begun at admission
 	if j.workerW != nil {
-		if err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) }); err != nil {
+		err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) })
+		// The wait is over either way: when it failed, sem.wait already
+		// gave the place or the granted thread back, so finish must not
+		// do it a second time (a second release of a thread granted as
+		// the job's context ended panicked with the pool's lock held).
+		j.workerW = nil
+		if err != nil {
 			return results.Failed
 		}
-		j.workerW = nil
 		j.holdWorker = true
 	}
-	// Sessions: sessionful bindings are refused by Run (see checkSupported).
 	if w != nil {
-		switch w.Instancing {
-		case model.SingleInstance:
+		// The proxy's session (sessionful bindings): opened by the first
+		// call on the proxy, waited for by the others.
+		if err := j.openSession(); err != nil {
+			if errors.Is(err, errClientGone) {
+				// The client gave up while the call waited for its session:
+				// its channel was never accepted; dropped (model
+				// job.clientGone).
+				if t.rt.measuring.Load() {
+					t.aborted.Add(1)
+				}
+			}
+			return results.Failed
+		}
+		switch {
+		case w.Instancing == model.SingleInstance:
 			t.instMu.Lock()
 			if !t.singleInstance {
 				iw := t.instances.begin()
@@ -620,7 +652,9 @@ func (j *job) run() results.Outcome {
 				t.singleInstance = true // the Single instance lives for the run
 			}
 			t.instMu.Unlock()
-		default: // PerCall, or PerSession without a session: an instance per call
+		case w.Instancing == model.PerCall || !j.sessionful():
+			// PerCall, or PerSession without a session: an instance per
+			// call. (A session keeps its own PerSession instance.)
 			if err := j.waitFor(bdThrottle, t.instances.acquire); err != nil {
 				return results.Failed
 			}
@@ -630,7 +664,8 @@ func (j *job) run() results.Outcome {
 			return results.Failed
 		}
 		j.holdCall = true
-		if l := t.concLock; l != nil {
+		j.conc = j.concLockOf()
+		if l := j.conc; l != nil {
 			if err := j.waitFor(bdLock, l.acquire); err != nil {
 				return results.Failed
 			}
@@ -757,7 +792,7 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 		t.drain()
 	}
 	if reentrant && j.holdConc {
-		t.concLock.release()
+		j.conc.release()
 		j.holdConc = false
 	}
 	o, gone := rt.doCall(j.ctx, rt.callOf[spec], t, j, nil, j.root)
@@ -770,8 +805,8 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 		}
 		j.holdThread = true
 	}
-	if reentrant && !j.holdConc && t.concLock != nil {
-		if err := j.waitFor(bdLock, t.concLock.acquire); err != nil {
+	if reentrant && !j.holdConc && j.conc != nil {
+		if err := j.waitFor(bdLock, j.conc.acquire); err != nil {
 			return results.Failed, err
 		}
 		j.holdConc = true
@@ -791,13 +826,19 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 		j.thread.release()
 	}
 	if j.holdConc {
-		t.concLock.release()
+		j.conc.release()
 	}
 	if j.holdCall {
 		t.calls.release()
 	}
 	if j.holdInstance {
 		t.instances.release()
+	}
+	if j.holdSession {
+		j.t.sessMu.Lock()
+		j.t.closeSessionLocked(j.sess)
+		j.holdSession = false
+		j.t.sessMu.Unlock()
 	}
 	if j.workerW != nil {
 		// Still queued for its worker (abort or end of run): give up the
@@ -824,6 +865,7 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 			rt.entryDone.Add(1)
 		}
 	}
+	j.leaveSession()
 	t.drain()
 	rt.jobs.Delete(j.id)
 	j.cancel(nil)

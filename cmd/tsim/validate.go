@@ -31,8 +31,7 @@ side by side, under DIR/<file name without extension>/.
 It exits with status 1 when any difference is outside its tolerance.
 
 A sweep is validated at its first point only (a real run takes real time).
-Sessionful WCF bindings are not run for real yet; such a variant is
-reported and skipped.
+A variant the real executor cannot run is reported and skipped.
 
 The flags are:
 

@@ -1,0 +1,266 @@
+package realmode
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/tsim-dev/tsim/model"
+)
+
+// WCF sessions (model job.go openSession, clientGone, abandonSession;
+// call.go proxyInst, closeSession, close).
+//
+// A sessionful binding (netTcp, wsHttp with a secure session, named pipes)
+// gives every client proxy a server session: the first call on a proxy
+// takes a MaxConcurrentSessions slot and, for PerSession instancing, a
+// MaxConcurrentInstances slot that the session keeps; later calls on the
+// proxy, and calls that arrive while it is being opened, wait for it. The
+// client names its proxy in a header of every request (hdrProxy); the
+// target tier keeps the proxy's server-side state in its session map.
+//
+// A per-call proxy's session ends with its job. A long-lived proxy's
+// session ends when the client has closed or aborted the proxy and no job
+// is in flight on it. Client and servers share one process, so the client
+// tells the target of a proxy's close directly (tierRT.closeProxy), as
+// bookkeeping, like the root and job registries (rt.roots, rt.jobs) that
+// the headers refer to: no network message stands for it, as none does in
+// the model.
+
+const (
+	hdrProxy   = "X-Tsim-Proxy"   // the client proxy (sessionful WCF bindings): its id
+	hdrPerCall = "X-Tsim-PerCall" // "1": the proxy lives for one call
+)
+
+// errClientGone is the cause of a session wait ended by the client giving
+// up (timeout or abort): the request is dropped (model job.clientGone).
+var errClientGone = errors.New("client gone while waiting for its session")
+
+// sessState is one client proxy as its target tier sees it (the server
+// half of model.proxyInst). Its fields are guarded by the tier's sessMu.
+type sessState struct {
+	id       uint64
+	perCall  bool
+	jobs     int  // jobs in progress on the proxy (from arrival to finish)
+	dead     bool // closed or aborted by the client
+	session  bool // holds a MaxConcurrentSessions slot
+	instance bool // holds a MaxConcurrentInstances slot (PerSession)
+	opener   *job // the job opening the session, if one is
+	// ready is closed when the opener has opened the session or given up;
+	// the jobs waiting for it then look again.
+	ready chan struct{}
+	lock  *sem // PerSession + ConcurrencyMode Single/Reentrant: the session's instance lock
+}
+
+// sessionful reports whether calls through cs have WCF sessions at their
+// target.
+func (cs *callStat) sessionful() bool {
+	return cs.spec.Binding.Sessionful && cs.rt.top.Tiers[cs.spec.Target].WCF != nil
+}
+
+// setProxyHeader names the attempt's proxy for the target.
+func (cs *callStat) setProxyHeader(h http.Header, p *proxyInst) {
+	h.Set(hdrProxy, strconv.FormatUint(p.id, 10))
+	if p.perCall {
+		h.Set(hdrPerCall, "1")
+	}
+}
+
+// closeInstLocked marks p closed or aborted by the client (model
+// proxyInst.close); ps.mu is held. It reports whether the target must be
+// told (closeInst), which the caller does once it has let go of ps.mu.
+func (cs *callStat) closeInstLocked(p *proxyInst) bool {
+	if p.dead {
+		return false
+	}
+	p.dead = true
+	// A per-call proxy's session ends with its job (holdSession).
+	return !p.perCall && cs.sessionful()
+}
+
+// closeInst tells the target that the client closed the proxy p.
+func (cs *callStat) closeInst(p *proxyInst) {
+	cs.rt.tiers[cs.spec.Target].closeProxy(p.id)
+}
+
+// sessionFor registers a job on its proxy's state, creating it at the
+// proxy's first request (model call cpServer: proxy.jobs++).
+func (t *tierRT) sessionFor(id uint64, perCall bool) *sessState {
+	t.sessMu.Lock()
+	defer t.sessMu.Unlock()
+	s := t.sessMap[id]
+	if s == nil {
+		s = &sessState{id: id, perCall: perCall}
+		t.sessMap[id] = s
+	}
+	s.jobs++
+	return s
+}
+
+// closeProxy is the client closing (or aborting) a long-lived proxy: its
+// session ends now if no job is in flight on it, else when the last ends.
+// A request on the proxy may still be on its way: the state is kept (dead)
+// so that it finds the proxy closed, opens a session if it must and
+// closes it at its end, as the model does for a job on a dead proxy.
+func (t *tierRT) closeProxy(id uint64) {
+	t.sessMu.Lock()
+	defer t.sessMu.Unlock()
+	s := t.sessMap[id]
+	if s == nil {
+		s = &sessState{id: id}
+		t.sessMap[id] = s
+	}
+	s.dead = true
+	if s.jobs == 0 {
+		t.closeSessionLocked(s)
+	}
+}
+
+// closeSessionLocked ends the proxy's server session, if any
+// (model proxyInst.closeSession).
+func (t *tierRT) closeSessionLocked(s *sessState) {
+	if !s.session {
+		return
+	}
+	s.session = false
+	t.sessions.release()
+	if s.instance {
+		s.instance = false
+		t.instances.release()
+	}
+}
+
+// leaveSession is a job's end on its proxy: a per-call proxy's session
+// ends with its job (holdSession), a closed proxy's with its last job.
+func (j *job) leaveSession() {
+	s := j.sess
+	if s == nil {
+		return
+	}
+	t := j.t
+	t.sessMu.Lock()
+	defer t.sessMu.Unlock()
+	if j.holdSession {
+		t.closeSessionLocked(s)
+	}
+	s.jobs--
+	if s.dead && s.jobs == 0 {
+		t.closeSessionLocked(s)
+	}
+	if s.perCall && s.jobs == 0 && s.opener == nil && !s.session {
+		// A per-call proxy carries one call: nothing will come on it again.
+		delete(t.sessMap, s.id)
+	}
+}
+
+// sessionful reports whether the job runs in a WCF session.
+func (j *job) sessionful() bool {
+	return j.t.wcf && j.spec.Binding.Sessionful && j.sess != nil
+}
+
+// openSession makes sure the job's proxy has a server session (model
+// job.openSession). It returns errClientGone when the client gave up
+// while the job waited for the session (the caller drops the request),
+// or the job's own context's cause.
+func (j *job) openSession() error {
+	t := j.t
+	s := j.sess
+	if !j.sessionful() {
+		return nil
+	}
+	// The wait ends when the job's context ends or its client gives up.
+	// A client that had already gone when the job got here (while it
+	// waited for admission or a worker thread) leaves it orphaned, not
+	// dropped: the model drops only a call waiting for its session at the
+	// instant its client goes.
+	ctx, cancel := context.WithCancelCause(j.ctx)
+	defer cancel(nil)
+	if j.reqCtx.Err() == nil {
+		stop := context.AfterFunc(j.reqCtx, func() { cancel(errClientGone) })
+		defer stop()
+	}
+	for {
+		t.sessMu.Lock()
+		if s.session {
+			t.sessMu.Unlock()
+			return nil
+		}
+		if s.opener != nil {
+			// Another call on the proxy is opening it: wait, then look again.
+			ch := s.ready
+			t.sessMu.Unlock()
+			t0 := t.rt.clk.now()
+			select {
+			case <-ch:
+				j.charge(bdThrottle, t0)
+				continue
+			case <-ctx.Done():
+				j.charge(bdThrottle, t0)
+				return context.Cause(ctx)
+			}
+		}
+		s.opener = j
+		s.ready = make(chan struct{})
+		t.sessMu.Unlock()
+		break
+	}
+	err := j.waitFor2(ctx, bdThrottle, t.sessions.acquire)
+	gotSession := err == nil
+	if err == nil && t.spec.WCF.Instancing == model.PerSession {
+		err = j.waitFor2(ctx, bdThrottle, t.instances.acquire)
+	}
+	t.sessMu.Lock()
+	defer t.sessMu.Unlock()
+	if err != nil {
+		// The opener leaves before the session is open (model
+		// abandonSession): the slots it took go back and the waiters try
+		// again.
+		if gotSession {
+			t.sessions.release()
+		}
+		s.opener = nil
+		close(s.ready)
+		return err
+	}
+	s.session, s.instance, s.opener = true, t.spec.WCF.Instancing == model.PerSession, nil
+	if s.perCall {
+		j.holdSession = true
+	}
+	close(s.ready)
+	return nil
+}
+
+// waitFor2 is waitFor under another context than the job's.
+func (j *job) waitFor2(ctx context.Context, cat int, acquire func(context.Context) error) error {
+	t0 := j.t.rt.clk.now()
+	err := acquire(ctx)
+	j.charge(cat, t0)
+	if err != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// concLockOf returns the instance lock the job takes (model job.concLock):
+// the Single instance's, or with PerSession instancing on a sessionful
+// binding its session's; nil with ConcurrencyMode Multiple.
+func (j *job) concLockOf() *sem {
+	t := j.t
+	w := t.spec.WCF
+	if w == nil || w.Concurrency == model.ConcurrencyMultiple {
+		return nil
+	}
+	if t.concLock != nil {
+		return t.concLock
+	}
+	if w.Instancing == model.PerSession && j.sessionful() {
+		t.sessMu.Lock()
+		defer t.sessMu.Unlock()
+		if j.sess.lock == nil {
+			j.sess.lock = newSem(1)
+		}
+		return j.sess.lock
+	}
+	return nil
+}
