@@ -309,8 +309,7 @@ type runner struct {
 	mCompleted, mTimedOut, mRejected, mFailed, mEnded int64
 	firstTO                                           time.Duration
 	lat                                               *sim.Histogram
-	points                                            []results.Point
-	stride, seen                                      int64
+	points                                            results.PointSampler
 	bd                                                [bdN]float64
 	bdCount                                           int64
 
@@ -327,7 +326,7 @@ func newRunner(top *model.Topology, opt Options, scale float64, warm time.Durati
 		callOf:  map[*model.Call]*callStat{},
 		warmB:   map[string]*barrier{},
 		lat:     sim.NewHistogram(),
-		stride:  1,
+		points:  results.PointSampler{Max: maxPoints},
 		firstTO: -1,
 	}
 	rt.workCtx, rt.workCancel = context.WithCancelCause(context.Background())
@@ -525,7 +524,7 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		Duration:     dur,
 		Warmup:       rt.warmup.Seconds(),
 		Series:       rt.series,
-		Points:       rt.points,
+		Points:       rt.points.Points(),
 		FirstTimeout: -1,
 	}
 	if rt.firstTO >= 0 {
@@ -547,18 +546,7 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		res.TimeoutRate = float64(rt.mTimedOut) / float64(rt.mEnded)
 		res.RejectRate = float64(rt.mRejected) / float64(rt.mEnded)
 	}
-	if rt.lat.Count() > 0 {
-		q := func(p float64) float64 { return rt.lat.Quantile(p).Seconds() }
-		res.Latency = results.Latency{Mean: rt.lat.Mean().Seconds(), P50: q(0.5), P90: q(0.9), P99: q(0.99), P999: q(0.999), Max: rt.lat.Max().Seconds()}
-		qs := make([]float64, 999)
-		for i := range qs {
-			qs[i] = float64(i+1) / 1000
-		}
-		res.Quantiles = make([]float64, len(qs))
-		for i, d := range rt.lat.Quantiles(qs) {
-			res.Quantiles[i] = d.Seconds()
-		}
-	}
+	res.Latency, res.Quantiles = model.LatencySummary(rt.lat)
 	if rt.bdCount > 0 {
 		n := float64(rt.bdCount)
 		b := rt.bd

@@ -125,27 +125,10 @@ func (rt *runner) record(r *rootReq, o results.Outcome) {
 	rt.point(now, lat, o)
 }
 
-// point keeps a bounded subsample of outcomes, as the model does: every
-// stride-th; when the buffer fills, every other point is dropped and the
-// stride doubles.
+// point records an outcome for the latency plot, in the same bounded
+// subsample as the model's (results.PointSampler).
 func (rt *runner) point(now, lat time.Duration, o results.Outcome) {
-	rt.seen++
-	if rt.seen%rt.stride != 0 {
-		return
-	}
-	if len(rt.points) >= maxPoints {
-		k := 0
-		for i := 1; i < len(rt.points); i += 2 {
-			rt.points[k] = rt.points[i]
-			k++
-		}
-		rt.points = rt.points[:k]
-		rt.stride *= 2
-		if rt.seen%rt.stride != 0 {
-			return
-		}
-	}
-	rt.points = append(rt.points, results.Point{T: rt.clk.simSeconds(now), Latency: lat.Seconds(), Outcome: o})
+	rt.points.Add(results.Point{T: rt.clk.simSeconds(now), Latency: lat.Seconds(), Outcome: o})
 }
 
 const maxPoints = 20000
@@ -185,22 +168,7 @@ func (rt *runner) sample(at time.Duration, first bool) {
 		s.Tiers[i] = t.sample(now, every, first)
 	}
 	if len(rt.series) >= maxSamples {
-		// Keep the first sample (t = 0) and merge the rest in pairs: the
-		// later sample's levels, the pair's mean CPU.
-		k := 1
-		for i := 1; i+1 < len(rt.series); i += 2 {
-			a, b := rt.series[i], rt.series[i+1]
-			for ti := range b.Tiers {
-				b.Tiers[ti].CPU = (a.Tiers[ti].CPU + b.Tiers[ti].CPU) / 2
-			}
-			rt.series[k] = b
-			k++
-		}
-		if len(rt.series)%2 == 0 { // an unpaired last sample stays
-			rt.series[k] = rt.series[len(rt.series)-1]
-			k++
-		}
-		rt.series = rt.series[:k]
+		rt.series = results.CompactSeries(rt.series)
 		rt.every *= 2
 	}
 	rt.series = append(rt.series, s)

@@ -391,16 +391,10 @@ func (j *job) orphaned() bool {
 	return j.parent != nil && j.parent.orphaned()
 }
 
-func (t *tierRT) usesWorker() bool {
-	switch t.spec.Host {
-	case model.HostASPNetClassic, model.HostIISIntegrated:
-		return t.spec.Admission.SyncModule || !t.wcf
-	}
-	return false
-}
+func (t *tierRT) usesWorker() bool { return t.spec.HoldsWorker() }
 
 func (t *tierRT) handlerPool() *pool {
-	if t.wcf {
+	if t.spec.RunsOnIO() {
 		return t.io
 	}
 	return t.worker
