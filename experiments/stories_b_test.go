@@ -237,6 +237,20 @@ func TestStoryAsyncHTTPModule(t *testing.T) {
 	if asy.GoodputPerS < 40*syn.GoodputPerS {
 		t.Errorf("async %.1f calls/s against sync %.1f; want ≥ 40×", asy.GoodputPerS, syn.GoodputPerS)
 	}
+	// The async module with a synchronous operation: each request still
+	// holds an I/O thread for its 5 s; the pool grows by injection to its
+	// 100 × 4 maximum, requestQueueLimit (5000, counting executing requests)
+	// turns the rest away.
+	mix := runs["async-module-sync-op"]
+	m := tierOf(t, mix, "svc")
+	if m.ThreadsBusyMax != 400 || m.ExecutingMax != 5000 || mix.RejectRate < 0.8 {
+		t.Errorf("async module, sync operation: threads busy max %.0f (want 400), executing max %.0f (want 5000), %.0f%% rejected (want ≥ 80%%)",
+			m.ThreadsBusyMax, m.ExecutingMax, 100*mix.RejectRate)
+	}
+	if mix.GoodputPerS < 3*syn.GoodputPerS || mix.GoodputPerS > asy.GoodputPerS/4 {
+		t.Errorf("async module, sync operation: %.1f calls/s; want between sync module's ×3 (%.1f) and async's ÷4 (%.1f)",
+			mix.GoodputPerS, 3*syn.GoodputPerS, asy.GoodputPerS/4)
+	}
 }
 
 func TestStoryAsyncHTTPModuleMemory(t *testing.T) {
