@@ -118,7 +118,7 @@ type runner struct {
 	points  results.PointSampler
 	series  []results.Sample
 	calls   []*callStat
-	bd      [bdN]float64 // breakdown sums over measured completed roots
+	bd      results.BreakdownSums // breakdown sums over measured completed roots
 	bdCount int64
 
 	// Free lists: requests, calls and roots are recycled so that a long
@@ -180,7 +180,7 @@ func (r *runner) resetStats() {
 	r.measuring = true
 	r.lat.Reset()
 	r.mCompleted, r.mTimedOut, r.mRejected, r.mFailed, r.mEnded, r.entryDone = 0, 0, 0, 0, 0, 0
-	r.bd, r.bdCount = [bdN]float64{}, 0
+	r.bd, r.bdCount = results.BreakdownSums{}, 0
 	for _, t := range r.tiers {
 		t.resetStats(now)
 	}
@@ -291,15 +291,7 @@ func (r *runner) collect() *results.Run {
 		res.RejectRate = float64(r.mRejected) / float64(r.mEnded)
 	}
 	res.Latency, res.Quantiles = LatencySummary(r.lat)
-	if r.bdCount > 0 {
-		n := float64(r.bdCount)
-		b := r.bd
-		res.Breakdown = results.Breakdown{
-			ConnWait: b[bdConn] / n, AdmissionWait: b[bdAdmit] / n, ThreadWait: b[bdThread] / n,
-			ThrottleWait: b[bdThrottle] / n, LockWait: b[bdLock] / n, CPUWait: b[bdCPUWait] / n,
-			CPU: b[bdCPU] / n, ExternalWait: b[bdExternal] / n, Network: b[bdNet] / n, Other: b[bdOther] / n,
-		}
-	}
+	res.Breakdown = r.bd.Mean(r.bdCount)
 	for _, t := range r.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now))
@@ -333,18 +325,19 @@ func LatencySummary(h *sim.Histogram) (results.Latency, []float64) {
 // ---------------------------------------------------------------------------
 // breakdown categories
 
+// Breakdown categories: results' (one list for both executors).
 const (
-	bdConn = iota
-	bdAdmit
-	bdThread
-	bdThrottle
-	bdLock
-	bdCPUWait
-	bdCPU
-	bdExternal
-	bdNet
-	bdOther
-	bdN
+	bdConn     = results.BdConn
+	bdAdmit    = results.BdAdmit
+	bdThread   = results.BdThread
+	bdThrottle = results.BdThrottle
+	bdLock     = results.BdLock
+	bdCPUWait  = results.BdCPUWait
+	bdCPU      = results.BdCPU
+	bdExternal = results.BdExternal
+	bdNet      = results.BdNet
+	bdOther    = results.BdOther
+	bdN        = results.BdN
 )
 
 // rootReq is one top-level request of the load. Roots are recycled; the

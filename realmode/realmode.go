@@ -310,7 +310,7 @@ type runner struct {
 	firstTO                                           time.Duration
 	lat                                               *sim.Histogram
 	points                                            results.PointSampler
-	bd                                                [bdN]float64
+	bd                                                results.BreakdownSums
 	bdCount                                           int64
 
 	series  []results.Sample
@@ -547,15 +547,7 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		res.RejectRate = float64(rt.mRejected) / float64(rt.mEnded)
 	}
 	res.Latency, res.Quantiles = model.LatencySummary(rt.lat)
-	if rt.bdCount > 0 {
-		n := float64(rt.bdCount)
-		b := rt.bd
-		res.Breakdown = results.Breakdown{
-			ConnWait: b[bdConn] / n, AdmissionWait: b[bdAdmit] / n, ThreadWait: b[bdThread] / n,
-			ThrottleWait: b[bdThrottle] / n, LockWait: b[bdLock] / n, CPUWait: b[bdCPUWait] / n,
-			CPU: b[bdCPU] / n, ExternalWait: b[bdExternal] / n, Network: b[bdNet] / n, Other: b[bdOther] / n,
-		}
-	}
+	res.Breakdown = rt.bd.Mean(rt.bdCount)
 	for _, t := range rt.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now))

@@ -7,19 +7,19 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// breakdown categories (as in model/run.go)
+// Breakdown categories: results' (one list for both executors).
 const (
-	bdConn = iota
-	bdAdmit
-	bdThread
-	bdThrottle
-	bdLock
-	bdCPUWait
-	bdCPU
-	bdExternal
-	bdNet
-	bdOther
-	bdN
+	bdConn     = results.BdConn
+	bdAdmit    = results.BdAdmit
+	bdThread   = results.BdThread
+	bdThrottle = results.BdThrottle
+	bdLock     = results.BdLock
+	bdCPUWait  = results.BdCPUWait
+	bdCPU      = results.BdCPU
+	bdExternal = results.BdExternal
+	bdNet      = results.BdNet
+	bdOther    = results.BdOther
+	bdN        = results.BdN
 )
 
 // rootReq is one top-level request of the load. Tiers find it by the id
@@ -141,7 +141,7 @@ func (rt *runner) resetStats() {
 	rt.lat.Reset()
 	rt.mCompleted, rt.mTimedOut, rt.mRejected, rt.mFailed, rt.mEnded = 0, 0, 0, 0, 0
 	rt.entryDone.Store(0)
-	rt.bd, rt.bdCount = [bdN]float64{}, 0
+	rt.bd, rt.bdCount = results.BreakdownSums{}, 0
 	rt.mu.Unlock()
 	for _, t := range rt.tiers {
 		t.resetStats(now)

@@ -165,3 +165,35 @@ type Run struct {
 	Points    []Point   `json:"-"`
 	Quantiles []float64 `json:"-"` // latency at q = 0.001, 0.002, ..., 0.999 (for CDF plots)
 }
+
+// Breakdown categories: the indexes of BreakdownSums. Both executors charge
+// each span of a request's life to one of them.
+const (
+	BdConn = iota
+	BdAdmit
+	BdThread
+	BdThrottle
+	BdLock
+	BdCPUWait
+	BdCPU
+	BdExternal
+	BdNet
+	BdOther
+	BdN
+)
+
+// BreakdownSums adds up, per category, the seconds of the requests measured.
+type BreakdownSums [BdN]float64
+
+// Mean is the breakdown of the average of n requests (zero when n is 0).
+func (s BreakdownSums) Mean(n int64) Breakdown {
+	if n <= 0 {
+		return Breakdown{}
+	}
+	f := float64(n)
+	return Breakdown{
+		ConnWait: s[BdConn] / f, AdmissionWait: s[BdAdmit] / f, ThreadWait: s[BdThread] / f,
+		ThrottleWait: s[BdThrottle] / f, LockWait: s[BdLock] / f, CPUWait: s[BdCPUWait] / f,
+		CPU: s[BdCPU] / f, ExternalWait: s[BdExternal] / f, Network: s[BdNet] / f, Other: s[BdOther] / f,
+	}
+}
