@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -171,7 +172,7 @@ func runMM1(n uint64, seed uint64) Result {
 // end uses a CPU for exp(50ms), then waits exp(100ms); users give up after
 // 20 s; 3,600 simulated seconds.
 func pipelineTopology() (*model.Topology, error) {
-	x, err := model.LoadExperiment("pipeline", []byte(`topology = "pipeline"`), nil)
+	x, err := format.LoadExperiment("pipeline", []byte(`topology = "pipeline"`), nil)
 	if err != nil {
 		return nil, err
 	}

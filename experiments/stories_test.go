@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
@@ -21,7 +22,7 @@ func runStory(t *testing.T, file string, duration time.Duration) map[string]*res
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := model.LoadExperiment(file, data, os.ReadFile)
+	x, err := format.LoadExperiment(file, data, os.ReadFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 // Package model is tsim's domain: the tiers, thread pools, CPUs, connection
 // limits, ASP.NET admission, WCF throttles, proxies, bindings, load
 // generators and timeouts that a multi-tier request/reply system is made of,
-// with the real defaults of .NET, ASP.NET, WCF, the CLR and their modern
-// equivalents (see presets.go), and the TOML experiment format that
-// describes them (load.go).
+// as a compiled, validated Topology, and the event-driven runtime that
+// simulates one. The real defaults of .NET, ASP.NET, WCF and the CLR are
+// filled in by package format, which reads the TOML experiment files.
 //
 // A Topology is a fully resolved, validated description of one system under
 // one load. Run simulates it on a sim.Engine and returns a Result. Every
@@ -13,6 +13,7 @@
 // Admission and throttle decisions are plain functions of state (admit.go),
 // so the real executor can share them.
 //
-// Package model imports sim and the standard library; it never calls
+// Package model imports sim, results and the standard library (never format,
+// the experiment files' reader, which builds on it); it never calls
 // time.Now, time.Sleep, the global math/rand functions, os or net.
 package model

@@ -351,3 +351,24 @@ type Load struct {
 	// connection limit, timeout, binding, retries).
 	Call Call
 }
+
+// The names of each enumeration, in the order of its values: the words the
+// experiment format accepts. Each call returns a fresh slice.
+
+// HostNames are the names of the HostKind values.
+func HostNames() []string { return append([]string(nil), hostNames[:]...) }
+
+// InjectionNames are the names of the Injection values.
+func InjectionNames() []string { return append([]string(nil), injectionNames[:]...) }
+
+// AdmissionNames are the names of the AdmissionKind values.
+func AdmissionNames() []string { return append([]string(nil), admissionNames[:]...) }
+
+// InstancingNames are the names of the Instancing values.
+func InstancingNames() []string { return append([]string(nil), instancingNames[:]...) }
+
+// ConcurrencyNames are the names of the Concurrency values.
+func ConcurrencyNames() []string { return append([]string(nil), concurrencyNames[:]...) }
+
+// ProxyNames are the names of the ProxyKind values.
+func ProxyNames() []string { return append([]string(nil), proxyNames[:]...) }

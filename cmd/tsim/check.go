@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/format"
 )
 
 var cmdCheck = &command{
@@ -49,7 +49,7 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 // loadExperiment reads and loads one experiment file. Files it refers to
 // (topologies given as paths, empirical distributions) are read relative to
 // the experiment file's directory.
-func loadExperiment(path string) (*model.Experiment, error) {
+func loadExperiment(path string) (*format.Experiment, error) {
 	x, _, err := loadExperimentSources(path)
 	return x, err
 }
@@ -57,7 +57,7 @@ func loadExperiment(path string) (*model.Experiment, error) {
 // loadExperimentSources loads an experiment file and returns, besides, the
 // file and every file it read, as they were read: a shard carries them so
 // that merge can load the same experiment without them.
-func loadExperimentSources(path string) (*model.Experiment, []sourceFile, error) {
+func loadExperimentSources(path string) (*format.Experiment, []sourceFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -80,14 +80,14 @@ func loadExperimentSources(path string) (*model.Experiment, []sourceFile, error)
 		}
 		return b, err
 	}
-	x, err := model.LoadExperiment(path, data, readFile)
+	x, err := format.LoadExperiment(path, data, readFile)
 	mu.Lock()
 	defer mu.Unlock()
 	return x, append([]sourceFile(nil), src...), err
 }
 
 // loadSources loads an experiment from the files a shard carries.
-func loadSources(src []sourceFile) (*model.Experiment, error) {
+func loadSources(src []sourceFile) (*format.Experiment, error) {
 	if len(src) == 0 {
 		return nil, errors.New("no experiment file in the shard")
 	}
@@ -99,5 +99,5 @@ func loadSources(src []sourceFile) (*model.Experiment, error) {
 		}
 		return nil, fmt.Errorf("%s: not among the files the shard carries", name)
 	}
-	return model.LoadExperiment(src[0].Name, []byte(src[0].Content), readFile)
+	return format.LoadExperiment(src[0].Name, []byte(src[0].Content), readFile)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/realmode"
 	"github.com/tsim-dev/tsim/results"
@@ -88,7 +89,7 @@ type plan struct {
 	path  string // as given on the command line
 	stem  string // file name without extension: the output subdirectory
 	out   string // output directory, DIR/<stem>
-	x     *model.Experiment
+	x     *format.Experiment
 	seed  uint64
 	reps  int
 	mode  string
@@ -119,7 +120,7 @@ const maxCDFCurves = 10
 type scenarioResult struct {
 	index   int
 	variant string
-	params  []model.Param
+	params  []format.Param
 	agg     aggregate
 	// first is replication 0, kept with its time series and latency points
 	// for the pictures when the experiment has no sweep; nil otherwise.
@@ -154,7 +155,7 @@ var testHookJobDone func()
 // item is one finished work item: replication rep of scenario sc.
 type item struct {
 	index int // rep + reps × scenario index
-	sc    *model.Scenario
+	sc    *format.Scenario
 	rep   int
 	run   *results.Run
 }
@@ -197,7 +198,7 @@ func runItems(ctx context.Context, p *plan, ex executor, workers int, progress f
 	tokens := make(chan struct{}, window)
 
 	type job struct {
-		sc  *model.Scenario
+		sc  *format.Scenario
 		rep int
 	}
 	type done struct {
@@ -326,7 +327,7 @@ func runItems(ctx context.Context, p *plan, ex executor, workers int, progress f
 type aggregator struct {
 	p    *plan
 	res  *experimentResult
-	sc   *model.Scenario // the scenario being collected
+	sc   *format.Scenario // the scenario being collected
 	runs []*results.Run
 	got  int
 }
@@ -354,7 +355,7 @@ func (a *aggregator) take(it item) error {
 
 // finishScenario aggregates a scenario's replications and keeps what the
 // pictures need of its first replication.
-func finishScenario(p *plan, sc *model.Scenario, runs []*results.Run, n int) *scenarioResult {
+func finishScenario(p *plan, sc *format.Scenario, runs []*results.Run, n int) *scenarioResult {
 	s := &scenarioResult{index: sc.Index, variant: sc.Variant, params: sc.Params, agg: aggregateRuns(runs)}
 	if !p.sweep() {
 		s.first = runs[0]
@@ -367,7 +368,7 @@ func finishScenario(p *plan, sc *model.Scenario, runs []*results.Run, n int) *sc
 
 // scenarioName names a scenario in messages: the variant and its sweep
 // values, as "fixed, tier.fe.calls.maxconnection=8".
-func scenarioName(variant string, params []model.Param) string {
+func scenarioName(variant string, params []format.Param) string {
 	parts := []string{"variant " + variant}
 	for _, kv := range params {
 		parts = append(parts, kv.Key+"="+kv.Value)

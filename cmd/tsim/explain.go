@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -67,7 +68,7 @@ The flags are:
 // explained is one variant: its topology, its bounds and its simulation.
 type explained struct {
 	name, desc string
-	sc         model.Scenario
+	sc         format.Scenario
 	a          model.Analysis
 	run        *results.Run
 }
@@ -526,7 +527,7 @@ func simulatedUse(b *model.Bound, r *results.Run) string {
 	return ""
 }
 
-func diagnose(w io.Writer, x *model.Experiment, v *explained) {
+func diagnose(w io.Writer, x *format.Experiment, v *explained) {
 	a, r, top := v.a, v.run, &v.sc.Topology
 	closed := top.Load.Kind == model.LoadClosed
 	b := a.Binding
@@ -801,7 +802,7 @@ type change struct{ text, then string }
 // and the limit at which the throttle stops binding first (its bound
 // reaches the next one). Each is checked by applying it to the variant and
 // analysing again, which also says what binds next.
-func proposeChange(x *model.Experiment, v *explained) change {
+func proposeChange(x *format.Experiment, v *explained) change {
 	a, top := v.a, &v.sc.Topology
 	b := a.Binding
 	hold := b.Hold.Seconds()
@@ -915,7 +916,7 @@ func ceilInt(x float64) int { return int(math.Ceil(x - 1e-9)) }
 
 // applyKnob finds which of a knob's keys gives throttle b the limit n in
 // variant, and returns it.
-func applyKnob(x *model.Experiment, variant string, k knob, b *model.Bound, n int) (string, bool) {
+func applyKnob(x *format.Experiment, variant string, k knob, b *model.Bound, n int) (string, bool) {
 	for _, key := range k.keys {
 		a, ok := analyseWith(x, variant, key, strconv.Itoa(k.value(n)))
 		if !ok {
@@ -931,8 +932,8 @@ func applyKnob(x *model.Experiment, variant string, k knob, b *model.Bound, n in
 }
 
 // analyseWith analyses variant with key set to value.
-func analyseWith(x *model.Experiment, variant, key, value string) (model.Analysis, bool) {
-	sc, err := x.ScenarioWith(variant, []model.Param{{Key: key, Value: value}}, nil)
+func analyseWith(x *format.Experiment, variant, key, value string) (model.Analysis, bool) {
+	sc, err := x.ScenarioWith(variant, []format.Param{{Key: key, Value: value}}, nil)
 	if err != nil {
 		return model.Analysis{}, false
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -417,7 +418,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // point is one evaluated configuration.
 type point struct {
 	order  int           // 1-based evaluation order
-	params []model.Param // the searched values (or the load)
+	params []format.Param // the searched values (or the load)
 	x      []float64     // their numeric values
 	vals   [][]float64   // per clause, per replication
 	mean   []float64     // per clause
@@ -429,10 +430,10 @@ type point struct {
 // 'tsim run', all in parallel.
 type planner struct {
 	ctx     context.Context
-	x       *model.Experiment
+	x       *format.Experiment
 	path    string
 	variant string
-	fixed   []model.Param // --set, the load, --duration
+	fixed   []format.Param // --set, the load, --duration
 	unset   []string
 	goals   []goal
 	reps    int
@@ -442,7 +443,7 @@ type planner struct {
 	cache   map[string]*point
 }
 
-func paramsKey(ps []model.Param) string {
+func paramsKey(ps []format.Param) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.Key + "=" + p.Value + "\x00")
@@ -452,11 +453,11 @@ func paramsKey(ps []model.Param) string {
 
 // eval evaluates the given configurations (those not evaluated yet) and
 // returns their points.
-func (p *planner) eval(configs [][]model.Param, xs [][]float64) ([]*point, error) {
+func (p *planner) eval(configs [][]format.Param, xs [][]float64) ([]*point, error) {
 	out := make([]*point, len(configs))
 	type job struct {
 		pt  *point
-		sc  *model.Scenario
+		sc  *format.Scenario
 		rep int
 	}
 	var jobs []job
@@ -465,7 +466,7 @@ func (p *planner) eval(configs [][]model.Param, xs [][]float64) ([]*point, error
 			out[i] = pt
 			continue
 		}
-		sc, err := p.x.ScenarioWith(p.variant, append(append([]model.Param(nil), p.fixed...), ps...), p.unset)
+		sc, err := p.x.ScenarioWith(p.variant, append(append([]format.Param(nil), p.fixed...), ps...), p.unset)
 		if err != nil {
 			return nil, err
 		}
@@ -529,8 +530,8 @@ func (p *planner) eval(configs [][]model.Param, xs [][]float64) ([]*point, error
 	return out, nil
 }
 
-func (p *planner) evalOne(ps []model.Param, x float64) (*point, error) {
-	pts, err := p.eval([][]model.Param{ps}, [][]float64{{x}})
+func (p *planner) evalOne(ps []format.Param, x float64) (*point, error) {
+	pts, err := p.eval([][]format.Param{ps}, [][]float64{{x}})
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +543,7 @@ func (p *planner) evalOne(ps []model.Param, x float64) (*point, error) {
 // it. ok is false when even the largest misses.
 func (p *planner) bisect(a *axis) (best int, ok bool, err error) {
 	at := func(v int) (*point, error) {
-		return p.evalOne([]model.Param{{Key: a.key, Value: strconv.Itoa(v)}}, float64(v))
+		return p.evalOne([]format.Param{{Key: a.key, Value: strconv.Itoa(v)}}, float64(v))
 	}
 	hi, err := at(a.hi)
 	if err != nil || !hi.ok {
@@ -578,14 +579,14 @@ func (p *planner) bisect(a *axis) (best int, ok bool, err error) {
 // cheapest that meets the goal: the smallest in the first axis, then the
 // second, and so on (nil when none does).
 func (p *planner) grid(axes []*axis) (*point, error) {
-	var configs [][]model.Param
+	var configs [][]format.Param
 	var xs [][]float64
 	idx := make([]int, len(axes))
 	for {
-		var ps []model.Param
+		var ps []format.Param
 		var x []float64
 		for i, a := range axes {
-			ps = append(ps, model.Param{Key: a.key, Value: a.vals[idx[i]]})
+			ps = append(ps, format.Param{Key: a.key, Value: a.vals[idx[i]]})
 			x = append(x, a.nums[idx[i]])
 		}
 		configs, xs = append(configs, ps), append(xs, x)
@@ -634,14 +635,14 @@ func (p *planner) findLoad(users bool, start float64) (best float64, ok, capped 
 		key = "load.users"
 	}
 	const maxLoad = 1e6
-	format := func(v float64) string {
+	fmtLoad := func(v float64) string {
 		if users {
 			return strconv.Itoa(int(v))
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
 	at := func(v float64) (bool, error) {
-		pt, err := p.evalOne([]model.Param{{Key: key, Value: format(v)}}, v)
+		pt, err := p.evalOne([]format.Param{{Key: key, Value: fmtLoad(v)}}, v)
 		if err != nil {
 			return false, err
 		}
@@ -708,7 +709,7 @@ func (p *planner) findLoad(users bool, start float64) (best float64, ok, capped 
 		if users {
 			m = math.Floor(m)
 		} else {
-			m, _ = strconv.ParseFloat(format(m), 64)
+			m, _ = strconv.ParseFloat(fmtLoad(m), 64)
 		}
 		g, err := at(m)
 		if err != nil {
@@ -817,10 +818,10 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		if !ok || strings.TrimSpace(k) == "" {
 			return c.usageError(e, "--set %q: want KEY=VALUE", s)
 		}
-		p.fixed = append(p.fixed, model.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+		p.fixed = append(p.fixed, format.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
 	}
 	if set["duration"] {
-		p.fixed = append(p.fixed, model.Param{Key: "duration", Value: *duration})
+		p.fixed = append(p.fixed, format.Param{Key: "duration", Value: *duration})
 	}
 	base, err := x.ScenarioWith(p.variant, p.fixed, nil)
 	if err != nil {
@@ -839,11 +840,11 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	loadNote := "the file's load"
 	switch {
 	case set["users"]:
-		p.fixed = append(p.fixed, model.Param{Key: "load.users", Value: strconv.Itoa(*users)})
+		p.fixed = append(p.fixed, format.Param{Key: "load.users", Value: strconv.Itoa(*users)})
 		p.unset = append(p.unset, "load.users_schedule")
 		loadNote = fmt.Sprintf("%d users, constant", *users)
 	case set["rate"]:
-		p.fixed = append(p.fixed, model.Param{Key: "load.rate", Value: strconv.FormatFloat(*rate, 'g', -1, 64)})
+		p.fixed = append(p.fixed, format.Param{Key: "load.rate", Value: strconv.FormatFloat(*rate, 'g', -1, 64)})
 		p.unset = append(p.unset, "load.rate_schedule")
 		loadNote = fmt.Sprintf("%s requests/s, constant", fmtRate(*rate))
 	case *find == "users":
@@ -855,7 +856,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	// Every searched key must be settable: try the first value of each.
 	for _, a := range axes {
-		if _, err := x.ScenarioWith(p.variant, append(append([]model.Param(nil), p.fixed...), model.Param{Key: a.key, Value: a.vals[0]}), p.unset); err != nil {
+		if _, err := x.ScenarioWith(p.variant, append(append([]format.Param(nil), p.fixed...), format.Param{Key: a.key, Value: a.vals[0]}), p.unset); err != nil {
 			c.errorf(e, "--vary: %v", err)
 			return exitFailure
 		}

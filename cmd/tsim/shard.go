@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -177,9 +177,9 @@ func decodeItem(j itemJSON) (item, error) {
 		}
 		r.Points = append(r.Points, results.Point{T: p[0], Latency: p[1], Outcome: o})
 	}
-	sc := &model.Scenario{Index: j.Scenario, Variant: j.Variant}
+	sc := &format.Scenario{Index: j.Scenario, Variant: j.Variant}
 	for _, kv := range j.Params {
-		sc.Params = append(sc.Params, model.Param{Key: kv.Key, Value: kv.Value})
+		sc.Params = append(sc.Params, format.Param{Key: kv.Key, Value: kv.Value})
 	}
 	return item{index: j.Item, sc: sc, rep: j.Replication, run: r}, nil
 }

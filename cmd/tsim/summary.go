@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -282,7 +282,7 @@ func sortStable[T any](xs []T, less func(a, b T) bool) {
 
 // params is a scenario's sweep values, written as a JSON object in sweep
 // axis order.
-type params []model.Param
+type params []format.Param
 
 func (p params) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

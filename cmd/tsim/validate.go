@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/realmode"
@@ -95,7 +96,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		return c.usageError(e, "--tolerance: %v", err)
 	}
-	var xs []*model.Experiment
+	var xs []*format.Experiment
 	for _, path := range files {
 		x, err := loadExperiment(path)
 		if err != nil {
@@ -180,11 +181,11 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 }
 
 // firstPoint is the sweep's first point (nil without a sweep).
-func firstPoint(x *model.Experiment) []model.Param {
-	var ps []model.Param
+func firstPoint(x *format.Experiment) []format.Param {
+	var ps []format.Param
 	for _, a := range x.Sweep {
 		if len(a.Values) > 0 {
-			ps = append(ps, model.Param{Key: a.Key, Value: a.Values[0]})
+			ps = append(ps, format.Param{Key: a.Key, Value: a.Values[0]})
 		}
 	}
 	return ps

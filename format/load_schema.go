@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"math"
 	"sort"
 	"strconv"
@@ -77,7 +78,7 @@ var callKeys = []keyDef{
 	durKey("wait_timeout", 0, maxSettingDur, false),
 	enumKey("connection_queue", "auto", "per-connection", "shared"),
 	{name: "loopback", typ: tBool},
-	enumKey("proxy", proxyNames[:]...),
+	enumKey("proxy", model.ProxyNames()...),
 	intKey("proxy_pool_size", 1, 1e6, ""),
 	{name: "proxy_create_cost", typ: tDist},
 	enumKey("binding", bindingNames()...),
@@ -112,7 +113,7 @@ func poolKeys(prefix string) []keyDef {
 	return []keyDef{
 		intKey(prefix+".min", 0, unlimitedThreads, "threads"),
 		intKey(prefix+".max", 1, unlimitedThreads, "threads"),
-		enumKey(prefix+".injection", injectionNames[:]...),
+		enumKey(prefix+".injection", model.InjectionNames()...),
 		durKey(prefix+".gate_delay", 0, time.Hour, false),
 		durKey(prefix+".idle_timeout", 0, maxSettingDur, false),
 	}
@@ -156,7 +157,7 @@ var topKeys = concatKeys(
 var tierKeys = concatKeys(
 	[]keyDef{
 		enumKey("preset", tierPresetNames()...),
-		enumKey("host", hostNames[:]...),
+		enumKey("host", model.HostNames()...),
 		intKey("cores", 1, 1024, "cores"),
 		floatKey("cost_multiplier", 0, 1000, true),
 		{name: "async", typ: tBool},
@@ -167,7 +168,7 @@ var tierKeys = concatKeys(
 	poolKeys("worker"),
 	poolKeys("io"),
 	[]keyDef{
-		enumKey("admission.kind", admissionNames[:]...),
+		enumKey("admission.kind", model.AdmissionNames()...),
 		intKey("admission.min_free_threads", 0, unlimitedThreads, "threads"),
 		intKey("admission.max_executing", 1, 1e7, ""),
 		intKey("admission.max_per_cpu", 1, 1e6, ""),
@@ -182,7 +183,7 @@ var tierKeys = concatKeys(
 		intKey("wcf.max_sessions", 1, maxInt32, ""),
 		intKey("wcf.max_instances", 1, maxInt32, ""),
 		enumKey("wcf.instancing", "PerCall", "PerSession", "Single"),
-		enumKey("wcf.concurrency", concurrencyNames[:]...),
+		enumKey("wcf.concurrency", model.ConcurrencyNames()...),
 	},
 	callKeysExcept("calls.", "call"),
 )
@@ -420,7 +421,7 @@ func checkRange(d *keyDef, f float64, shown string) error {
 	return nil
 }
 
-func parseSchedule(d *keyDef, raw any) (Schedule, error) {
+func parseSchedule(d *keyDef, raw any) (model.Schedule, error) {
 	arr, ok := raw.([]map[string]any)
 	if !ok {
 		if a, isArr := raw.([]any); isArr {
@@ -444,7 +445,7 @@ func parseSchedule(d *keyDef, raw any) (Schedule, error) {
 	}
 	atDef := keyDef{typ: tDuration, min: 0, max: maxSettingDur.Seconds()}
 	valDef := keyDef{typ: tFloat, min: 0, max: d.max}
-	s := make(Schedule, 0, len(arr))
+	s := make(model.Schedule, 0, len(arr))
 	for i, m := range arr {
 		for _, k := range sortedKeys(m) {
 			if k != "at" && k != "value" {
@@ -470,7 +471,7 @@ func parseSchedule(d *keyDef, raw any) (Schedule, error) {
 		if i > 1 && at == s[i-1].At && at == s[i-2].At {
 			return nil, fmt.Errorf("point %d: three points at %v; a step is two points at one instant", i+1, at)
 		}
-		s = append(s, Point{At: at, Value: v.(float64)})
+		s = append(s, model.Point{At: at, Value: v.(float64)})
 	}
 	return s, nil
 }

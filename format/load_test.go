@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"errors"
+	"github.com/tsim-dev/tsim/model"
 	"os"
 	"reflect"
 	"strings"
@@ -14,7 +15,7 @@ import (
 var parseOptionsNone sim.ParseOptions
 
 // loadTopo loads a one-scenario file and returns its topology.
-func loadTopo(t *testing.T, file string) Topology {
+func loadTopo(t *testing.T, file string) model.Topology {
 	t.Helper()
 	x, err := LoadExperiment("test.toml", []byte(file), nil)
 	if err != nil {
@@ -52,33 +53,33 @@ func TestPipelineExperiment(t *testing.T) {
 		t.Errorf("duration %v warmup %v sample %v", topo.Duration, topo.Warmup, topo.SampleEvery)
 	}
 	l := topo.Load
-	if l.Kind != LoadClosed || !reflect.DeepEqual(l.Users, Schedule{{0, 100}}) || l.Think.Mean() != time.Second {
+	if l.Kind != model.LoadClosed || !reflect.DeepEqual(l.Users, model.Schedule{{At: 0, Value: 100}}) || l.Think.Mean() != time.Second {
 		t.Errorf("load %+v", l)
 	}
 	if l.Call.Target != 0 || l.Call.Timeout != 20*time.Second || l.Call.Conn.Limit != 0 ||
-		l.Call.Binding != (Binding{Name: "none"}) || l.Call.Network != (Network{}) {
+		l.Call.Binding != (model.Binding{Name: "none"}) || l.Call.Network != (model.Network{}) {
 		t.Errorf("load call %+v", l.Call)
 	}
 	if len(topo.Tiers) != 2 {
 		t.Fatalf("%d tiers", len(topo.Tiers))
 	}
 	fe, be := topo.Tiers[0], topo.Tiers[1]
-	if fe.Name != "fe" || fe.Worker.Min != 96 || fe.Worker.Max != 96 || fe.Worker.Injection != InjectNone ||
-		fe.Admission.Kind != AdmitNone || fe.WCF != nil || fe.Async || len(fe.Steps) != 1 {
+	if fe.Name != "fe" || fe.Worker.Min != 96 || fe.Worker.Max != 96 || fe.Worker.Injection != model.InjectNone ||
+		fe.Admission.Kind != model.AdmitNone || fe.WCF != nil || fe.Async || len(fe.Steps) != 1 {
 		t.Errorf("fe %+v", fe)
 	}
 	c := fe.Steps[0].Call
-	if fe.Steps[0].Kind != StepCall || c.Target != 1 || c.Timeout != 0 || c.Conn.Limit != 2 ||
-		c.Conn.MaxPending != 0 || c.Conn.WaitTimeout != 0 || c.Binding != (Binding{Name: "none"}) ||
-		c.Network != (Network{}) || c.Retry.Attempts != 1 || c.Proxy.Kind != ProxyShared {
+	if fe.Steps[0].Kind != model.StepCall || c.Target != 1 || c.Timeout != 0 || c.Conn.Limit != 2 ||
+		c.Conn.MaxPending != 0 || c.Conn.WaitTimeout != 0 || c.Binding != (model.Binding{Name: "none"}) ||
+		c.Network != (model.Network{}) || c.Retry.Attempts != 1 || c.Proxy.Kind != model.ProxyShared {
 		t.Errorf("fe → be call %+v", *c)
 	}
 	if c.Conn.Resolution != "2: Go http.Transport MaxConnsPerHost" {
 		t.Errorf("resolution %q", c.Conn.Resolution)
 	}
-	if be.Name != "be" || be.Cores != 8 || be.Admission.Kind != AdmitNone || len(be.Steps) != 2 ||
-		be.Steps[0].Kind != StepCPU || be.Steps[0].Demand.Mean() != 50*time.Millisecond ||
-		be.Steps[1].Kind != StepWait || be.Steps[1].Demand.Mean() != 100*time.Millisecond {
+	if be.Name != "be" || be.Cores != 8 || be.Admission.Kind != model.AdmitNone || len(be.Steps) != 2 ||
+		be.Steps[0].Kind != model.StepCPU || be.Steps[0].Demand.Mean() != 50*time.Millisecond ||
+		be.Steps[1].Kind != model.StepWait || be.Steps[1].Demand.Mean() != 100*time.Millisecond {
 		t.Errorf("be %+v", be)
 	}
 	if be.CostMultiplier != 1 {
@@ -97,7 +98,7 @@ func TestThreeTierTopology(t *testing.T) {
 		call.Conn.Resolution != "96: ASP.NET autoConfig on .NET 3.5 sets 12 × 8 CPUs" || call.ReplyKB != 20 {
 		t.Errorf("web → service %+v", *call)
 	}
-	if svc.WCF == nil || *svc.WCF != (WCF{100, 10, 200, SingleInstance, ConcurrencyMultiple}) {
+	if svc.WCF == nil || *svc.WCF != (model.WCF{MaxCalls: 100, MaxSessions: 10, MaxInstances: 200, Instancing: model.SingleInstance, Concurrency: model.ConcurrencyMultiple}) {
 		t.Errorf("service wcf %+v", svc.WCF)
 	}
 	if l := svc.Steps[1].Call.Conn; l.Limit != 0 || !strings.HasPrefix(l.Resolution, "unlimited: netTcp") {
@@ -301,7 +302,7 @@ name = "a"
   cpu = "1ms"
 `)
 	l := topo.Load
-	if topo.Warmup != -1 || l.Kind != LoadOpen || !reflect.DeepEqual(l.Rate, Schedule{{0, 50}}) ||
+	if topo.Warmup != -1 || l.Kind != model.LoadOpen || !reflect.DeepEqual(l.Rate, model.Schedule{{At: 0, Value: 50}}) ||
 		l.Interarrival.IsZero() || l.Call.Timeout != 3*time.Second ||
 		l.Call.Conn.Limit != 1024 || l.Call.Conn.MaxPending != 5 || l.Call.Binding.Name != "http" {
 		t.Errorf("load %+v", l)
@@ -311,8 +312,8 @@ users_schedule = [{at = "0s", value = 60}, {at = "90s", value = 60}, {at = "90s"
 [[tier]]
 name = "a"
 `)
-	want := Schedule{{0, 60}, {90 * time.Second, 60}, {90 * time.Second, 100}}
-	if !reflect.DeepEqual(topo.Load.Users, want) || topo.Load.Kind != LoadClosed || !topo.Load.Think.IsZero() {
+	want := model.Schedule{{At: 0, Value: 60}, {At: 90 * time.Second, Value: 60}, {At: 90 * time.Second, Value: 100}}
+	if !reflect.DeepEqual(topo.Load.Users, want) || topo.Load.Kind != model.LoadClosed || !topo.Load.Think.IsZero() {
 		t.Errorf("users %+v", topo.Load)
 	}
 }
@@ -350,8 +351,8 @@ name = "b"
 	if !a.Async || a.MemoryPerRequest != 64*1024 {
 		t.Errorf("tier %+v", a)
 	}
-	if s := a.Steps; s[0].Kind != StepLock || s[0].Lock != 0 || s[0].LockName != "cache" ||
-		s[2].Kind != StepUnlock || s[2].Lock != 0 || s[3].Lock != 1 || s[4].LockName != "other" {
+	if s := a.Steps; s[0].Kind != model.StepLock || s[0].Lock != 0 || s[0].LockName != "cache" ||
+		s[2].Kind != model.StepUnlock || s[2].Lock != 0 || s[3].Lock != 1 || s[4].LockName != "other" {
 		t.Errorf("locks %+v", s)
 	}
 	c := a.Steps[1].Call
@@ -362,7 +363,7 @@ name = "b"
 		t.Errorf("binding %+v", c.Binding)
 	}
 	// loopback: unlimited despite the '*' entry; no wire.
-	if c.Conn.Limit != 0 || c.Network != (Network{}) || c.Proxy.Kind != ProxyPoolWait || c.Proxy.PoolSize != 10 {
+	if c.Conn.Limit != 0 || c.Network != (model.Network{}) || c.Proxy.Kind != model.ProxyPoolWait || c.Proxy.PoolSize != 10 {
 		t.Errorf("call %+v", *c)
 	}
 }

@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"strings"
 	"time"
 
@@ -195,8 +196,8 @@ func (c *chain) errAt(rel, format string, args ...any) {
 }
 
 // resolve turns a document into a Topology, reporting problems to p.
-func (p *loader) resolve(doc *docSpec) Topology {
-	var topo Topology
+func (p *loader) resolve(doc *docSpec) model.Topology {
+	var topo model.Topology
 	root := pos{}
 	if len(p.sources) > 0 {
 		root.src = p.sources[0]
@@ -220,7 +221,7 @@ func (p *loader) resolve(doc *docSpec) Topology {
 		index[t.name] = i
 	}
 	names := doc.tierNames()
-	topo.Tiers = make([]Tier, len(doc.tiers))
+	topo.Tiers = make([]model.Tier, len(doc.tiers))
 	var callAt [][]pos // per tier, per step: where the call target was set
 	callAt = make([][]pos, len(doc.tiers))
 	for i, t := range doc.tiers {
@@ -231,21 +232,21 @@ func (p *loader) resolve(doc *docSpec) Topology {
 	return topo
 }
 
-func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string) (Tier, []pos) {
+func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string) (model.Tier, []pos) {
 	label := "tier." + t.name + "."
 	base := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: tierDefaults}}, at: t.at, label: label}
 	n := base.int(scopeTier, "cores")
 	pr := findTierPreset(base.str(scopeTier, "preset"))
 	c := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: pr.keys(n)}, {raw: tierDefaults}}, at: t.at, label: label}
 
-	tier := Tier{
+	tier := model.Tier{
 		Name:             t.name,
 		Cores:            n,
 		CostMultiplier:   c.float(scopeTier, "cost_multiplier"),
 		Async:            c.bool(scopeTier, "async"),
 		MemoryPerRequest: int64(c.float(scopeTier, "memory_per_request_kb") * 1024),
 	}
-	tier.Host = HostKind(indexOf(hostNames[:], c.str(scopeTier, "host")))
+	tier.Host = model.HostKind(indexOf(model.HostNames(), c.str(scopeTier, "host")))
 	tier.Worker = resolvePool(c, "worker")
 	tier.IO = resolvePool(c, "io")
 	tier.WCF = resolveWCF(c, n)
@@ -265,11 +266,11 @@ func indexOf(xs []string, s string) int {
 	return 0
 }
 
-func resolvePool(c *chain, name string) Pool {
-	pl := Pool{
+func resolvePool(c *chain, name string) model.Pool {
+	pl := model.Pool{
 		Min:         c.int(scopeTier, name+".min"),
 		Max:         c.int(scopeTier, name+".max"),
-		Injection:   Injection(indexOf(injectionNames[:], c.str(scopeTier, name+".injection"))),
+		Injection:   model.Injection(indexOf(model.InjectionNames(), c.str(scopeTier, name+".injection"))),
 		GateDelay:   c.dur(scopeTier, name+".gate_delay"),
 		IdleTimeout: c.dur(scopeTier, name+".idle_timeout"),
 	}
@@ -280,13 +281,13 @@ func resolvePool(c *chain, name string) Pool {
 		}
 		c.errAt(rel, "%s.min (%d) must not exceed %s.max (%d)", name, pl.Min, name, pl.Max)
 	}
-	if pl.Injection == InjectCLR && pl.GateDelay <= 0 {
+	if pl.Injection == model.InjectCLR && pl.GateDelay <= 0 {
 		c.errAt(name+".gate_delay", "must be > 0 with injection \"clr\" (the CLR gate thread runs every 500ms)")
 	}
 	return pl
 }
 
-func resolveWCF(c *chain, n int) *WCF {
+func resolveWCF(c *chain, n int) *model.WCF {
 	preset := c.str(scopeTier, "wcf.preset")
 	var set []string
 	for _, d := range tierKeys {
@@ -313,7 +314,7 @@ func resolveWCF(c *chain, n int) *WCF {
 		}
 	}
 	calls, sessions := wcfDefaults(preset, n)
-	w := &WCF{MaxCalls: calls, MaxSessions: sessions}
+	w := &model.WCF{MaxCalls: calls, MaxSessions: sessions}
 	if s, ok := c.explicit("wcf.max_calls"); ok {
 		w.MaxCalls = s.v.(int)
 	}
@@ -325,21 +326,21 @@ func resolveWCF(c *chain, n int) *WCF {
 	if s, ok := c.explicit("wcf.max_instances"); ok {
 		w.MaxInstances = s.v.(int)
 	}
-	w.Instancing = Instancing(indexOf(instancingNames[:], c.str(scopeTier, "wcf.instancing")))
-	w.Concurrency = Concurrency(indexOf(concurrencyNames[:], c.str(scopeTier, "wcf.concurrency")))
+	w.Instancing = model.Instancing(indexOf(model.InstancingNames(), c.str(scopeTier, "wcf.instancing")))
+	w.Concurrency = model.Concurrency(indexOf(model.ConcurrencyNames(), c.str(scopeTier, "wcf.concurrency")))
 	return w
 }
 
-func resolveAdmission(c *chain, tier Tier) Admission {
+func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	kind := c.str(scopeTier, "admission.kind")
-	a := Admission{Kind: AdmissionKind(indexOf(admissionNames[:], kind))}
-	aspnet := tier.Host == HostASPNetClassic || tier.Host == HostIISIntegrated
+	a := model.Admission{Kind: model.AdmissionKind(indexOf(model.AdmissionNames(), kind))}
+	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
 	a.QueueLimit = c.int(scopeTier, "admission.queue_limit")
 	a.SyncModule = aspnet && c.str(scopeTier, "admission.module") == "sync"
 	// facts §2a: executionTimeout is an ASP.NET setting; whether it fires
 	// for WCF is unconfirmed and assumed not, so a WCF tier gets it only
 	// when the experiment sets it explicitly.
-	if a.Kind == AdmitClassic {
+	if a.Kind == model.AdmitClassic {
 		a.ClientConnectedCheck = c.dur(scopeTier, "admission.client_connected_check")
 	}
 	if _, ok := c.explicit("admission.execution_timeout"); ok || (aspnet && tier.WCF == nil) {
@@ -347,14 +348,14 @@ func resolveAdmission(c *chain, tier Tier) Admission {
 		a.ExecutionCheck = c.dur(scopeTier, "admission.execution_check")
 	}
 	switch a.Kind {
-	case AdmitNone:
+	case model.AdmitNone:
 		for _, k := range []string{"admission.min_free_threads", "admission.max_executing", "admission.max_per_cpu", "admission.queue_limit", "admission.count_executing"} {
 			if _, ok := c.explicit(k); ok {
 				c.errAt(k, "is set but admission.kind is \"none\" (set admission.kind = \"classic\" or \"concurrent\")")
 			}
 		}
 		a.QueueLimit = 0
-	case AdmitClassic:
+	case model.AdmitClassic:
 		a.MinFreeThreads = c.int(scopeTier, "admission.min_free_threads")
 		if a.MinFreeThreads >= tier.Worker.Max {
 			rel := "admission.min_free_threads"
@@ -370,7 +371,7 @@ func resolveAdmission(c *chain, tier Tier) Admission {
 				c.errAt(k, "applies to admission.kind \"concurrent\", not \"classic\"")
 			}
 		}
-	case AdmitConcurrent:
+	case model.AdmitConcurrent:
 		if s, ok := c.explicit("admission.max_executing"); ok {
 			a.MaxExecuting = s.v.(int)
 		} else if s, ok := c.explicit("admission.max_per_cpu"); ok {
@@ -390,8 +391,8 @@ func resolveAdmission(c *chain, tier Tier) Admission {
 	return a
 }
 
-func (p *loader) resolveSteps(t *tierSpec, c *chain, tier Tier, index map[string]int, names []string) ([]Step, []pos) {
-	steps := make([]Step, 0, len(t.steps))
+func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[string]int, names []string) ([]model.Step, []pos) {
+	steps := make([]model.Step, 0, len(t.steps))
 	callAt := make([]pos, len(t.steps))
 	locks := map[string]int{}
 	var lockNames []string
@@ -420,12 +421,12 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier Tier, index map[string
 				}
 			}
 		}
-		st := Step{}
+		st := model.Step{}
 		switch act {
 		case "cpu":
-			st.Kind, st.Demand = StepCPU, s.keys[act].v.(sim.Dist)
+			st.Kind, st.Demand = model.StepCPU, s.keys[act].v.(sim.Dist)
 		case "wait":
-			st.Kind, st.Demand = StepWait, s.keys[act].v.(sim.Dist)
+			st.Kind, st.Demand = model.StepWait, s.keys[act].v.(sim.Dist)
 		case "lock", "unlock":
 			name := s.keys[act].v.(string)
 			if _, ok := locks[name]; !ok {
@@ -434,13 +435,13 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier Tier, index map[string
 			}
 			st.Lock, st.LockName = locks[name], name
 			if act == "lock" {
-				st.Kind = StepLock
+				st.Kind = model.StepLock
 				if k, ok := held[name]; ok {
 					p.errorf(s.keys[act].at, label+".lock", "lock %q is already held since step %d (it would deadlock)", name, k)
 				}
 				held[name] = j + 1
 			} else {
-				st.Kind = StepUnlock
+				st.Kind = model.StepUnlock
 				if _, ok := held[name]; !ok {
 					p.errorf(s.keys[act].at, label+".unlock", "lock %q is not held here (no lock = %q before)", name, name)
 				}
@@ -462,7 +463,7 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier Tier, index map[string
 			}}
 			call := p.resolveCall(cc, callerInfo{tier: tier, target: target, tierKeys: t.keys, tierPreset: c.layers[1].raw, tierLabel: "tier." + t.name + ".", tierAt: t.at})
 			call.Target = ti
-			st.Kind, st.Call = StepCall, call
+			st.Kind, st.Call = model.StepCall, call
 		}
 		steps = append(steps, st)
 	}
@@ -476,7 +477,7 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier Tier, index map[string
 
 // callerInfo is what a call needs to know about its caller.
 type callerInfo struct {
-	tier       Tier // Name, Host, Cores; zero for the load generator
+	tier       model.Tier // Name, Host, Cores; zero for the load generator
 	target     string
 	load       bool
 	tierKeys   map[string]setting // the caller tier's explicit keys (for calls.* checks)
@@ -485,7 +486,7 @@ type callerInfo struct {
 	tierAt     pos
 }
 
-func (p *loader) resolveCall(c *chain, who callerInfo) *Call {
+func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 	client := c.str(scopeStep, "client")
 	if client == "" {
 		client = "none"
@@ -539,7 +540,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *Call {
 		b.SessionRoundTrips = v.(int)
 	}
 
-	call := &Call{Binding: b}
+	call := &model.Call{Binding: b}
 	// Load calls take their timeout from load.timeout (set by the caller).
 	if !who.load {
 		if v, _, explicit, ok := c.get(mustDef(scopeStep, "timeout"), "timeout"); ok && explicit {
@@ -565,18 +566,18 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *Call {
 	call.RequestKB = c.float(scopeStep, "request_kb")
 	call.ReplyKB = c.float(scopeStep, "reply_kb")
 
-	call.Proxy.Kind = ProxyKind(indexOf(proxyNames[:], c.str(scopeStep, "proxy")))
+	call.Proxy.Kind = model.ProxyKind(indexOf(model.ProxyNames(), c.str(scopeStep, "proxy")))
 	if call.Proxy.Kind.String() == "per-user" && !who.load {
 		c.errAt("proxy", "\"per-user\" is for the load's call only (load.call.proxy); a tier's calls have no users")
 	}
-	if call.Proxy.Kind == ProxyPoolCreate || call.Proxy.Kind == ProxyPoolWait {
+	if call.Proxy.Kind == model.ProxyPoolCreate || call.Proxy.Kind == model.ProxyPoolWait {
 		call.Proxy.PoolSize = c.int(scopeStep, "proxy_pool_size")
 	} else if s, ok := c.layers[0].explicit[c.layers[0].prefix+"proxy_pool_size"]; ok {
 		p.errorf(s.at, c.label+"proxy_pool_size", "applies to proxy \"pool-create\" or \"pool-wait\", not %q", call.Proxy.Kind)
 	}
 	call.Proxy.CreateCost = c.dist(scopeStep, "proxy_create_cost")
 
-	call.Retry = Retry{
+	call.Retry = model.Retry{
 		Attempts: c.int(scopeStep, "retry.attempts"),
 		Backoff:  c.dist(scopeStep, "retry.backoff"),
 		Jitter:   c.float(scopeStep, "retry.jitter"),
@@ -586,7 +587,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *Call {
 		Client:            client,
 		Target:            who.target,
 		Binding:           bindingName,
-		ASPNet:            who.tier.Host == HostASPNetClassic || who.tier.Host == HostIISIntegrated,
+		ASPNet:            who.tier.Host == model.HostASPNetClassic || who.tier.Host == model.HostIISIntegrated,
 		Cores:             max(who.tier.Cores, 1),
 		MaxConnection:     c.int(scopeStep, "maxconnection"),
 		MaxConnectionHost: c.int(scopeStep, "maxconnection_host"),
@@ -644,7 +645,7 @@ func clientHint(client string) string {
 
 // checkCycles reports synchronous call cycles (a tier that, through its
 // calls, ends up calling itself).
-func (p *loader) checkCycles(tiers []Tier, doc *docSpec, callAt [][]pos) {
+func (p *loader) checkCycles(tiers []model.Tier, doc *docSpec, callAt [][]pos) {
 	const (
 		white = iota
 		grey
@@ -658,7 +659,7 @@ func (p *loader) checkCycles(tiers []Tier, doc *docSpec, callAt [][]pos) {
 		color[i] = grey
 		stack = append(stack, i)
 		for j, st := range tiers[i].Steps {
-			if st.Kind != StepCall || st.Call.Target < 0 {
+			if st.Kind != model.StepCall || st.Call.Target < 0 {
 				continue
 			}
 			k := st.Call.Target
@@ -711,8 +712,8 @@ func callSite(doc *docSpec, tier int, target string, fallback pos) (pos, string)
 	return fallback, "tier." + t.name
 }
 
-func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, names []string) Load {
-	var l Load
+func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, names []string) model.Load {
+	var l model.Load
 	// Blame the [load] table for missing keys.
 	top := &chain{p: p, layers: top0.layers, at: pos{src: top0.at.src, key: "load"}}
 	get := func(k string) (setting, bool) { s, ok := doc.top[k]; return s, ok }
@@ -740,7 +741,7 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	}
 	closedKeys := []string{"load.users", "load.users_schedule", "load.think"}
 	openKeys := []string{"load.rate", "load.rate_schedule", "load.interarrival"}
-	schedule := func(single, sched, unit string) Schedule {
+	schedule := func(single, sched, unit string) model.Schedule {
 		s1, has1 := get(single)
 		s2, has2 := get(sched)
 		switch {
@@ -757,9 +758,9 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 			if !(v > 0) {
 				top.errAt(single, "must be > 0, got %v", v)
 			}
-			return Schedule{{At: 0, Value: v}}
+			return model.Schedule{{At: 0, Value: v}}
 		case has2:
-			sch := s2.v.(Schedule)
+			sch := s2.v.(model.Schedule)
 			if !(sch.Max() > 0) {
 				top.errAt(sched, "is zero throughout: no %s", unit)
 			}
@@ -778,14 +779,14 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	}
 	switch kind {
 	case "closed":
-		l.Kind = LoadClosed
+		l.Kind = model.LoadClosed
 		l.Users = schedule("load.users", "load.users_schedule", "users")
 		if s, ok := get("load.think"); ok {
 			l.Think = s.v.(sim.Dist)
 		}
 		wrong(openKeys, kind)
 	case "open":
-		l.Kind = LoadOpen
+		l.Kind = model.LoadOpen
 		l.Rate = schedule("load.rate", "load.rate_schedule", "arrivals")
 		if s, ok := get("load.interarrival"); ok {
 			l.Interarrival = s.v.(sim.Dist)

@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"strconv"
 	"strings"
 	"time"
@@ -233,7 +234,7 @@ func wcfDefaults(preset string, n int) (calls, sessions int) {
 
 // bindingPreset is a row of the binding table.
 type bindingPreset struct {
-	Binding
+	model.Binding
 	doc string
 }
 
@@ -252,31 +253,31 @@ type bindingPreset struct {
 // binding_overhead, binding_factor, binding_sessionful, binding_session_cpu,
 // binding_session_round_trips).
 var bindings = []bindingPreset{
-	{Binding{Name: "none"}, "no encoding cost and no bytes: an idealised link (benchmarks, theory checks)"},
-	{Binding{Name: "http", CPUBase: 30 * time.Microsecond, CPUPerKB: 20 * time.Microsecond, Overhead: 200, Factor: 1},
+	{model.Binding{Name: "none"}, "no encoding cost and no bytes: an idealised link (benchmarks, theory checks)"},
+	{model.Binding{Name: "http", CPUBase: 30 * time.Microsecond, CPUPerKB: 20 * time.Microsecond, Overhead: 200, Factor: 1},
 		"plain HTTP with a JSON body (Go, Tomcat, load clients)"},
-	{Binding{Name: "basicHttp", CPUBase: 70 * time.Microsecond, CPUPerKB: 45 * time.Microsecond, Overhead: 700, Factor: 1},
+	{model.Binding{Name: "basicHttp", CPUBase: 70 * time.Microsecond, CPUPerKB: 45 * time.Microsecond, Overhead: 700, Factor: 1},
 		"WCF basicHttpBinding, text (SOAP 1.1) encoder, no security"},
-	{Binding{Name: "basicHttp-binary", CPUBase: 50 * time.Microsecond, CPUPerKB: 10 * time.Microsecond, Overhead: 400, Factor: 0.6},
+	{model.Binding{Name: "basicHttp-binary", CPUBase: 50 * time.Microsecond, CPUPerKB: 10 * time.Microsecond, Overhead: 400, Factor: 0.6},
 		"basicHttp transport with the binary message encoder (custom binding)"},
-	{Binding{Name: "wsHttp", CPUBase: 600 * time.Microsecond, CPUPerKB: 150 * time.Microsecond, Overhead: 3000, Factor: 1.4,
+	{model.Binding{Name: "wsHttp", CPUBase: 600 * time.Microsecond, CPUPerKB: 150 * time.Microsecond, Overhead: 3000, Factor: 1.4,
 		Sessionful: true, SessionCPU: 20 * time.Millisecond, SessionRoundTrips: 2},
 		"WCF wsHttpBinding defaults: message security and a security session (2 extra round trips per new proxy)"},
-	{Binding{Name: "netTcp", CPUBase: 30 * time.Microsecond, CPUPerKB: 8 * time.Microsecond, Overhead: 100, Factor: 0.6,
+	{model.Binding{Name: "netTcp", CPUBase: 30 * time.Microsecond, CPUPerKB: 8 * time.Microsecond, Overhead: 100, Factor: 0.6,
 		Sessionful: true, SessionCPU: 500 * time.Microsecond, SessionRoundTrips: 1},
 		"WCF netTcpBinding: binary encoder, transport session"},
-	{Binding{Name: "namedPipe", CPUBase: 20 * time.Microsecond, CPUPerKB: 6 * time.Microsecond, Overhead: 50, Factor: 0.6,
+	{model.Binding{Name: "namedPipe", CPUBase: 20 * time.Microsecond, CPUPerKB: 6 * time.Microsecond, Overhead: 50, Factor: 0.6,
 		Sessionful: true, SessionCPU: 200 * time.Microsecond, SessionRoundTrips: 1},
 		"WCF netNamedPipeBinding: same machine, binary, cheapest"},
 }
 
-func findBinding(name string) (Binding, bool) {
+func findBinding(name string) (model.Binding, bool) {
 	for _, b := range bindings {
 		if b.Name == name {
 			return b.Binding, true
 		}
 	}
-	return Binding{}, false
+	return model.Binding{}, false
 }
 
 func bindingNames() []string {

@@ -1,8 +1,9 @@
-package model
+package format
 
 import (
 	"errors"
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ type Scenario struct {
 	Index    int // 0..NumScenarios()-1: variant-major, then sweep points in grid order
 	Variant  string
 	Params   []Param // the sweep values of this point; empty without a sweep
-	Topology Topology
+	Topology model.Topology
 }
 
 // VariantDescription returns the description of variant i ("" for base).

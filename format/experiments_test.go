@@ -1,6 +1,7 @@
-package model
+package format
 
 import (
+	"github.com/tsim-dev/tsim/model"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestPipelineFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(&sc.Topology, Options{Seed: x.Seed})
+	res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestPipelineFile(t *testing.T) {
 	top := sc.Topology
 	top.Load.Call.Timeout = 6 * time.Second
 	top.Duration = 20 * time.Minute
-	res, err = Run(&top, Options{Seed: x.Seed})
+	res, err = model.Run(&top, model.Options{Seed: x.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}

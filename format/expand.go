@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"math"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func scenarioContext(x *Experiment, v int, idx []int) string {
 }
 
 // scenario resolves variant v at sweep point idx, adding errors to p.
-func (p *loader) scenario(x *Experiment, v int, idx []int) (Topology, bool) {
+func (p *loader) scenario(x *Experiment, v int, idx []int) (model.Topology, bool) {
 	doc := x.base.clone()
 	for _, a := range x.variants[v].sets {
 		apply(doc, a.addr, a.s)

@@ -1,6 +1,7 @@
-package model
+package format
 
 import (
+	"github.com/tsim-dev/tsim/model"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,9 +10,9 @@ import (
 
 func TestScenarioWith(t *testing.T) {
 	x := loadFile(t, "crack-throttling.toml")
-	webCall := func(top *Topology) *Call {
+	webCall := func(top *model.Topology) *model.Call {
 		for _, st := range top.Tiers[0].Steps {
-			if st.Kind == StepCall {
+			if st.Kind == model.StepCall {
 				return st.Call
 			}
 		}

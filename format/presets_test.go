@@ -1,7 +1,8 @@
-package model
+package format
 
 import (
 	"fmt"
+	"github.com/tsim-dev/tsim/model"
 	"math"
 	"testing"
 	"time"
@@ -25,36 +26,36 @@ name = "x"
 }
 
 func TestTierPresets(t *testing.T) {
-	clr := func(min, max int) Pool {
-		return Pool{Min: min, Max: max, Injection: InjectCLR, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
+	clr := func(min, max int) model.Pool {
+		return model.Pool{Min: min, Max: max, Injection: model.InjectCLR, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
 	}
-	free := func(max int) Pool {
-		return Pool{Min: 0, Max: max, Injection: InjectNone, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
+	free := func(max int) model.Pool {
+		return model.Pool{Min: 0, Max: max, Injection: model.InjectNone, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
 	}
-	asp := Admission{ExecutionTimeout: 110 * time.Second, ExecutionCheck: 15 * time.Second}
+	asp := model.Admission{ExecutionTimeout: 110 * time.Second, ExecutionCheck: 15 * time.Second}
 	classic, conc35, conc4 := asp, asp, asp
-	classic.Kind, classic.MinFreeThreads, classic.QueueLimit, classic.SyncModule = AdmitClassic, 88*4, 5000, true
+	classic.Kind, classic.MinFreeThreads, classic.QueueLimit, classic.SyncModule = model.AdmitClassic, 88*4, 5000, true
 	classic.ClientConnectedCheck = 5 * time.Second // facts §2a
-	conc35.Kind, conc35.MaxExecuting, conc35.QueueLimit, conc35.SyncModule = AdmitConcurrent, 12*4, 5000, true
-	conc4.Kind, conc4.MaxExecuting, conc4.QueueLimit, conc4.CountExecuting = AdmitConcurrent, 5000*4, 5000, true
+	conc35.Kind, conc35.MaxExecuting, conc35.QueueLimit, conc35.SyncModule = model.AdmitConcurrent, 12*4, 5000, true
+	conc4.Kind, conc4.MaxExecuting, conc4.QueueLimit, conc4.CountExecuting = model.AdmitConcurrent, 5000*4, 5000, true
 
 	tests := []struct {
 		preset      string
-		host        HostKind
-		worker, io  Pool
-		adm         Admission
-		wcf         *WCF
+		host        model.HostKind
+		worker, io  model.Pool
+		adm         model.Admission
+		wcf         *model.WCF
 		limit       int
 		callTimeout time.Duration
 	}{
-		{"none", HostSelf, free(unlimitedThreads), free(unlimitedThreads), Admission{}, nil, 0, 0},
-		{"self-net35", HostSelf, clr(4, 1000), clr(4, 1000), Admission{}, &WCF{16, 10, 26, PerSession, ConcurrencySingle}, 2, time.Minute},
-		{"self-net4", HostSelf, clr(4, 32767), clr(4, 1000), Admission{}, &WCF{64, 400, 464, PerSession, ConcurrencySingle}, 2, time.Minute},
-		{"aspnet-classic-net35", HostASPNetClassic, clr(4, 400), clr(4, 400), classic, nil, 48, time.Minute},
-		{"iis7-net35", HostIISIntegrated, clr(4, 400), clr(4, 400), conc35, nil, 48, time.Minute},
-		{"iis7-net4", HostIISIntegrated, clr(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
-		{"tomcat", HostThreads, free(200), free(200), Admission{Kind: AdmitConcurrent, MaxExecuting: 200, QueueLimit: 8292, CountExecuting: true}, nil, 0, 0},
-		{"go", HostSelf, free(unlimitedThreads), free(unlimitedThreads), Admission{}, nil, 0, 0},
+		{"none", model.HostSelf, free(unlimitedThreads), free(unlimitedThreads), model.Admission{}, nil, 0, 0},
+		{"self-net35", model.HostSelf, clr(4, 1000), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, 2, time.Minute},
+		{"self-net4", model.HostSelf, clr(4, 32767), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 64, MaxSessions: 400, MaxInstances: 464, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, 2, time.Minute},
+		{"aspnet-classic-net35", model.HostASPNetClassic, clr(4, 400), clr(4, 400), classic, nil, 48, time.Minute},
+		{"iis7-net35", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc35, nil, 48, time.Minute},
+		{"iis7-net4", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
+		{"tomcat", model.HostThreads, free(200), free(200), model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 200, QueueLimit: 8292, CountExecuting: true}, nil, 0, 0},
+		{"go", model.HostSelf, free(unlimitedThreads), free(unlimitedThreads), model.Admission{}, nil, 0, 0},
 	}
 	if len(tests) != len(tierPresets) {
 		t.Fatalf("%d presets tested, %d exist", len(tests), len(tierPresets))
@@ -135,10 +136,10 @@ name = "d"
 preset = "self-net35"
 wcf.preset = "none"
 `)
-	want := []*WCF{
-		{100, 800, 900, PerSession, ConcurrencySingle}, // unset attributes keep 100 × 8 sessions; instances = calls + sessions
-		{16, 50, 66, PerSession, ConcurrencySingle},    // no preset: .NET 3.5 ⇒ wcf35
-		{32, 200, 7, PerCall, ConcurrencyMultiple},
+	want := []*model.WCF{
+		{MaxCalls: 100, MaxSessions: 800, MaxInstances: 900, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, // unset attributes keep 100 × 8 sessions; instances = calls + sessions
+		{MaxCalls: 16, MaxSessions: 50, MaxInstances: 66, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle},    // no preset: .NET 3.5 ⇒ wcf35
+		{MaxCalls: 32, MaxSessions: 200, MaxInstances: 7, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple},
 		nil,
 	}
 	for i, w := range want {
@@ -233,7 +234,7 @@ func TestBindingRatios(t *testing.T) {
 	if !(encode("namedPipe") < encode("netTcp") && encode("netTcp") < encode("basicHttp")) {
 		t.Errorf("want namedPipe < netTcp < basicHttp in CPU per message")
 	}
-	if b, _ := findBinding("none"); b != (Binding{Name: "none"}) {
+	if b, _ := findBinding("none"); b != (model.Binding{Name: "none"}) {
 		t.Errorf("binding none is %+v, want all zero", b)
 	}
 }
