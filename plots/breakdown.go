@@ -90,10 +90,8 @@ func Breakdown(title string, bars []BreakdownBar) (*Figure, error) {
 			legend = append(legend, legendEntry{part.label, swatch{part.col}})
 		}
 	}
-	f := &Figure{Width: px(1200), Height: px(800)}
+	f := &Figure{Width: px(1200), Height: px(800), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		// The legend goes under the title, in as many rows as it needs.
 		rows := legendRows(c, legend)
 		for _, row := range rows {

@@ -80,10 +80,8 @@ func LatencyCDF(title string, runs []Run) (*Figure, error) {
 		p.X.Min, p.X.Max = 0, hi*1.05
 	}
 
-	f := &Figure{Width: px(1200), Height: px(800)}
+	f := &Figure{Width: px(1200), Height: px(800), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		drawGrid(c, [][]*plot.Plot{{p}}, []float64{1}, 0, 0)
 	}
 	return f, nil

@@ -163,10 +163,8 @@ func Counters(title string, runs []Run) (*Figure, error) {
 	if anyMem {
 		h += 120 * float64(len(names))
 	}
-	f := &Figure{Width: px(w), Height: px(h)}
+	f := &Figure{Width: px(w), Height: px(h), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		var entries []legendEntry
 		legend := append(counters[:len(counters):len(counters)], cpuCounter)
 		if anyMem {

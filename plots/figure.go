@@ -34,8 +34,18 @@ func px(n float64) vg.Length { return vg.Length(n) * vg.Inch / dpi }
 // Figure is a picture ready to be rendered: its size and what it draws.
 type Figure struct {
 	Width, Height vg.Length
-	draw          func(c draw.Canvas)
+	// Partial marks a picture of a run that did not finish (interrupted):
+	// its title then ends in "(partial: interrupted)". The zero value draws
+	// the title as given.
+	Partial bool
+
+	title, subtitle string
+	// draw draws everything below the title and subtitle.
+	draw func(c draw.Canvas)
 }
+
+// partialNote ends the title of a Partial figure.
+const partialNote = " (partial: interrupted)"
 
 // Pixels returns the size of the PNG that WritePNG writes.
 func (f *Figure) Pixels() (w, h int) {
@@ -45,7 +55,11 @@ func (f *Figure) Pixels() (w, h int) {
 // WritePNG renders the figure as a PNG image.
 func (f *Figure) WritePNG(w io.Writer) error {
 	img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
-	f.draw(draw.New(img))
+	title := f.title
+	if f.Partial {
+		title += partialNote
+	}
+	f.draw(drawHeader(pad(draw.New(img), 8), title, f.subtitle))
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
 }

@@ -96,10 +96,8 @@ func Latency(title string, runs []Run) (*Figure, error) {
 	}
 
 	h := max(800, 110+330*float64(len(runs)))
-	f := &Figure{Width: px(1200), Height: px(h)}
+	f := &Figure{Width: px(1200), Height: px(h), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		var entries []legendEntry
 		for o, g := range outcomeGlyphs {
 			if present[o] || o == int(results.Completed) {

@@ -183,10 +183,8 @@ func Plan(title, xLabel string, logX bool, panels []PlanPanel, answer float64, a
 		{"misses it", glyphThumb(infeasibleGlyph)},
 		{"mean, with a bar to the confidence bound the goal is judged on", barThumb{}},
 	}
-	f := &Figure{Width: px(1200), Height: px(800)}
+	f := &Figure{Width: px(1200), Height: px(800), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		drawLegendRow(c, c.Max.Y-px(8), legend)
 		c.Max.Y -= px(28)
 		drawGrid(c, rows, weights, 0, px(14))

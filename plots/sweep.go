@@ -141,10 +141,8 @@ func Sweep(title, param, metric string, lines []SweepLine) (*Figure, error) {
 	}
 	p.Add(legendBackdrop{labels})
 
-	f := &Figure{Width: px(1200), Height: px(800)}
+	f := &Figure{Width: px(1200), Height: px(800), title: title}
 	f.draw = func(c draw.Canvas) {
-		c = pad(c, 8)
-		c = drawHeader(c, title, "")
 		drawGrid(c, [][]*plot.Plot{{p}}, []float64{1}, 0, 0)
 	}
 	return f, nil

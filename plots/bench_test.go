@@ -1,0 +1,95 @@
+package plots
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// noisyRun is a run whose tiers' counters wander the way a loaded chain's
+// do: random walks of whole requests, a noisy CPU, at one sample per
+// interval over samples samples. It is the worst case for a line drawer:
+// every column of pixels holds many ups and downs.
+func noisyRun(label string, tiers, samples int, seed uint64) Run {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	r := &results.Run{Duration: float64(samples - 1), FirstTimeout: -1}
+	for i := range tiers {
+		r.TierNames = append(r.TierNames, fmt.Sprintf("t%d", i))
+	}
+	walk := make([]float64, tiers)
+	for k := range samples {
+		s := results.Sample{T: float64(k), Tiers: make([]results.TierSample, tiers)}
+		for i := range tiers {
+			walk[i] = math.Max(0, math.Min(80, walk[i]+float64(rng.IntN(7)-3)))
+			e := walk[i]
+			s.Tiers[i] = results.TierSample{
+				Executing: e, Queued: math.Max(0, e-40), Outstanding: math.Max(0, e-2),
+				ThreadsBusy: e, ConnsInUse: math.Min(e, 2), ConnsWaiting: math.Max(0, e-2),
+				ThreadQueue: float64(rng.IntN(3)), CPU: 20 + 60*rng.Float64(),
+			}
+		}
+		r.Series = append(r.Series, s)
+	}
+	for k := range samples * 4 {
+		lat := 0.1 + rng.ExpFloat64()*0.2
+		o := results.Completed
+		if rng.IntN(50) == 0 {
+			lat, o = 20, results.TimedOut
+		}
+		r.Points = append(r.Points, results.Point{T: float64(k) / 4, Latency: lat, Outcome: o})
+	}
+	return Run{Label: label, Run: r}
+}
+
+// BenchmarkCounters draws counters.png of two variants of a two-tier chain
+// at 600 to 3,600 samples per series. ns/sample should stay about the same
+// across sizes: drawing time linear in the data.
+func BenchmarkCounters(b *testing.B) {
+	for _, n := range []int{600, 1200, 2400, 3600} {
+		runs := []Run{noisyRun("a", 2, n, 1), noisyRun("b", 2, n, 2)}
+		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) { benchCounters(b, runs, n) })
+	}
+}
+
+// BenchmarkCounters50Tiers draws one variant of a 50-tier chain over an
+// hour sampled every second.
+func BenchmarkCounters50Tiers(b *testing.B) {
+	runs := []Run{noisyRun("chain", 50, 3600, 3)}
+	benchCounters(b, runs, 3600)
+}
+
+func benchCounters(b *testing.B, runs []Run, samples int) {
+	for b.Loop() {
+		f, err := Counters("bench", runs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.WritePNG(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*samples), "ns/sample")
+}
+
+// BenchmarkLatency draws latency.png of two variants with four request
+// outcomes per counter sample.
+func BenchmarkLatency(b *testing.B) {
+	for _, n := range []int{600, 3600} {
+		runs := []Run{noisyRun("a", 2, n, 1), noisyRun("b", 2, n, 2)}
+		b.Run(fmt.Sprintf("points=%d", 4*n), func(b *testing.B) {
+			for b.Loop() {
+				f, err := Latency("bench", runs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := f.WritePNG(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
