@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ type SweepAxis struct {
 }
 
 // Param is one swept key's value at a sweep point.
-type Param struct{ Key, Value string }
+type Param = results.Param
 
 // Scenario is one variant at one sweep point, resolved.
 type Scenario struct {

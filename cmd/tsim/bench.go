@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tsim-dev/tsim/bench"
+	"github.com/tsim-dev/tsim/report"
 )
 
 var cmdBench = &command{
@@ -63,7 +65,7 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	models := bench.Models()
 	if *only != "" {
-		if !contains(models, *only) {
+		if !slices.Contains(models, *only) {
 			return c.usageError(e, "unknown model %q (models: %s)", *only, strings.Join(models, ", "))
 		}
 		models = []string{*only}
@@ -96,7 +98,7 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 		e.stdout.Write(append(b, '\n'))
 		return exitOK
 	}
-	t := newTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s")
+	t := report.NewTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s")
 	for _, r := range rows {
 		t.Append([]string{
 			r.Model,

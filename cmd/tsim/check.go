@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"sync"
 
-	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdCheck = &command{
@@ -36,7 +31,7 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 	}
 	status = exitOK
 	for _, f := range files {
-		if _, err := loadExperiment(f); err != nil {
+		if _, err := runner.LoadFile(f); err != nil {
 			c.errorf(e, "%v", err)
 			status = exitFailure
 			continue
@@ -44,60 +39,4 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: ok\n", f)
 	}
 	return status
-}
-
-// loadExperiment reads and loads one experiment file. Files it refers to
-// (topologies given as paths, empirical distributions) are read relative to
-// the experiment file's directory.
-func loadExperiment(path string) (*format.Experiment, error) {
-	x, _, err := loadExperimentSources(path)
-	return x, err
-}
-
-// loadExperimentSources loads an experiment file and returns, besides, the
-// file and every file it read, as they were read: a shard carries them so
-// that merge can load the same experiment without them.
-func loadExperimentSources(path string) (*format.Experiment, []sourceFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var mu sync.Mutex // scenarios may be resolved from several goroutines
-	src := []sourceFile{{Name: filepath.ToSlash(path), Content: string(data)}}
-	dir := filepath.Dir(path)
-	readFile := func(name string) ([]byte, error) {
-		full := name
-		if !filepath.IsAbs(full) {
-			full = filepath.Join(dir, name)
-		}
-		b, err := os.ReadFile(full)
-		if err == nil {
-			mu.Lock()
-			if !slices.ContainsFunc(src[1:], func(f sourceFile) bool { return f.Name == name }) {
-				src = append(src, sourceFile{Name: name, Content: string(b)})
-			}
-			mu.Unlock()
-		}
-		return b, err
-	}
-	x, err := format.LoadExperiment(path, data, readFile)
-	mu.Lock()
-	defer mu.Unlock()
-	return x, append([]sourceFile(nil), src...), err
-}
-
-// loadSources loads an experiment from the files a shard carries.
-func loadSources(src []sourceFile) (*format.Experiment, error) {
-	if len(src) == 0 {
-		return nil, errors.New("no experiment file in the shard")
-	}
-	readFile := func(name string) ([]byte, error) {
-		for _, f := range src[1:] {
-			if f.Name == name {
-				return []byte(f.Content), nil
-			}
-		}
-		return nil, fmt.Errorf("%s: not among the files the shard carries", name)
-	}
-	return format.LoadExperiment(src[0].Name, []byte(src[0].Content), readFile)
 }

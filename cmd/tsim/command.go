@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -24,9 +25,24 @@ type command struct {
 	Run func(ctx context.Context, c *command, e *env, args []string) int
 }
 
-// env is where a command writes.
+// env is where a command writes. Results may be printed by one goroutine
+// while another reports a problem, so every write holds mu: a line is never
+// split by another.
 type env struct {
 	stdout, stderr io.Writer
+	mu             sync.Mutex
+}
+
+// writeOut writes b to standard output in one piece.
+func (e *env) writeOut(b []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stdout.Write(b)
+}
+
+// out prints to standard output.
+func (c *command) out(e *env, format string, args ...any) {
+	e.writeOut(fmt.Appendf(nil, format, args...))
 }
 
 // Exit statuses.
@@ -82,16 +98,32 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	return c.Run(ctx, c, e, args[1:])
+	return c.runSafely(ctx, e, args[1:])
+}
+
+// runSafely runs c and turns a panic, which is a bug in tsim, into a
+// message and exit status 1 instead of a runtime dump.
+func (c *command) runSafely(ctx context.Context, e *env, args []string) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.errorf(e, "internal error: %v\n(this is a bug in tsim; please report it with the command and files that caused it)", r)
+			status = exitFailure
+		}
+	}()
+	return c.Run(ctx, c, e, args)
 }
 
 // errorf prints one message line prefixed with the command's name. A
 // multi-line message (several load errors) gets the prefix on every line.
 func (c *command) errorf(e *env, format string, args ...any) {
 	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
+	var b strings.Builder
 	for _, line := range strings.Split(msg, "\n") {
-		fmt.Fprintf(e.stderr, "tsim %s: %s\n", c.Name, line)
+		fmt.Fprintf(&b, "tsim %s: %s\n", c.Name, line)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	io.WriteString(e.stderr, b.String())
 }
 
 // usageError prints a message and the command's usage line, and returns

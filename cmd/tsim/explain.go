@@ -15,7 +15,9 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
+	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdExplain = &command{
@@ -90,7 +92,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
 	}
 	path := files[0]
-	x, err := loadExperiment(path)
+	x, err := runner.LoadFile(path)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -116,7 +118,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.run, errs[i] = simExecutor{}.run(ctx, &v.sc.Topology, s, model.Options{NoSeries: true})
+			v.run, errs[i] = runner.Sim{}.Run(ctx, &v.sc.Topology, s, model.Options{NoSeries: true})
 		}()
 	}
 	wg.Wait()
@@ -135,7 +137,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	w := &out
 	name := x.Name
 	if name == "" {
-		name = stem(path)
+		name = runner.Stem(path)
 	}
 	fmt.Fprintf(w, "%s (%s)\n", name, path)
 	if x.Description != "" {
@@ -158,9 +160,9 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	}
 
 	first := vs[0].run
-	fmt.Fprintf(w, "\n2. Simulated: where the response time of a completed request went\n   (seed %d, one run of each variant, %s simulated", s, fmtSeconds(first.Duration))
+	fmt.Fprintf(w, "\n2. Simulated: where the response time of a completed request went\n   (seed %d, one run of each variant, %s simulated", s, report.FmtSeconds(first.Duration))
 	if first.Warmup > 0 {
-		fmt.Fprintf(w, ", warm-up %s", fmtSeconds(math.Round(first.Warmup*10)/10))
+		fmt.Fprintf(w, ", warm-up %s", report.FmtSeconds(math.Round(first.Warmup*10)/10))
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintln(w)
@@ -180,12 +182,12 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	for _, v := range vs {
 		bars = append(bars, plots.BreakdownBar{Label: v.name, Breakdown: v.run.Breakdown})
 	}
-	dir := filepath.Join(*outDir, stem(path))
+	dir := filepath.Join(*outDir, runner.Stem(path))
 	fig, err := plots.Breakdown(name+": where the response time of a completed request went", bars)
 	if err != nil {
 		fmt.Fprintf(w, "breakdown.png not drawn: %v\n", err)
 	} else {
-		path, err := writeFigure(dir, "breakdown.png", fig)
+		path, err := report.WriteFigure(dir, "breakdown.png", fig)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
@@ -216,9 +218,9 @@ func describeLoad(top *model.Topology, a model.Analysis) string {
 			users = strings.Join(vals, " → ") + " users (peak " + fmtCount(a.Users) + ")"
 		}
 		return fmt.Sprintf("closed, %s, think time Z = %s; D = %s, the response time with no queueing",
-			users, fmtLatency(a.Z.Seconds()), fmtLatency(a.D.Seconds()))
+			users, report.FmtLatency(a.Z.Seconds()), report.FmtLatency(a.D.Seconds()))
 	}
-	return fmt.Sprintf("open, %s requests/s at peak; D = %s, the response time with no queueing", fmtRate(a.Rate), fmtLatency(a.D.Seconds()))
+	return fmt.Sprintf("open, %s requests/s at peak; D = %s, the response time with no queueing", report.FmtRate(a.Rate), report.FmtLatency(a.D.Seconds()))
 }
 
 func printBounds(w io.Writer, v *explained) error {
@@ -238,7 +240,7 @@ func printBounds(w io.Writer, v *explained) error {
 		header = append(header, "saturates (users)")
 	}
 	header = append(header, "busy at peak")
-	t := newTable(w, 1, header...)
+	t := report.NewTable(w, 1, header...)
 	x := math.Min(a.Demand, a.MaxPerSec) // the throughput the peak load can get
 	for i := range a.Bounds {
 		b := &a.Bounds[i]
@@ -246,13 +248,13 @@ func printBounds(w io.Writer, v *explained) error {
 		if a.Binding == b {
 			name = "→ " + b.Throttle
 		}
-		row := []string{name, fmtLimit(b.Limit), fmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec)}
+		row := []string{name, fmtLimit(b.Limit), report.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec)}
 		if closed {
 			row = append(row, fmtUsers(b.Users))
 		}
 		busy := "–"
 		if !math.IsInf(b.Limit, 1) {
-			busy = fmtPercent(math.Min(1, x*b.Hold.Seconds()/b.Limit))
+			busy = report.FmtPercent(math.Min(1, x*b.Hold.Seconds()/b.Limit))
 		}
 		row = append(row, busy)
 		if err := t.Append(row); err != nil {
@@ -281,23 +283,23 @@ func printBounds(w io.Writer, v *explained) error {
 		d, z := a.D.Seconds(), a.Z.Seconds()
 		n := a.Users
 		para(w, "throughput X ≤ min(N/(D+Z), 1/D_max) = min(%s/%s, 1/%s) = min(%s/s, %s/s) = %s/s at the peak of %s users",
-			fmtCount(n), fmtLatency(d+z), fmtLatency(dmax), fmtRate(n/(d+z)), fmtBound(1/dmax), fmtBound(math.Min(n/(d+z), 1/dmax)), fmtCount(n))
+			fmtCount(n), report.FmtLatency(d+z), report.FmtLatency(dmax), report.FmtRate(n/(d+z)), fmtBound(1/dmax), fmtBound(math.Min(n/(d+z), 1/dmax)), fmtCount(n))
 		para(w, "response time R ≥ max(D, N·D_max − Z) = max(%s, %s × %s − %s) = %s",
-			fmtLatency(d), fmtCount(n), fmtLatency(dmax), fmtLatency(z), fmtLatency(math.Max(d, n*dmax-z)))
-		state := fmt.Sprintf("%s of the way", fmtPercent(n/b.Users))
+			report.FmtLatency(d), fmtCount(n), report.FmtLatency(dmax), report.FmtLatency(z), report.FmtLatency(math.Max(d, n*dmax-z)))
+		state := fmt.Sprintf("%s of the way", report.FmtPercent(n/b.Users))
 		if a.Saturated {
 			state = "SATURATED"
 		}
 		para(w, "binds first: %s (%s, each held %s per request), saturating at %s users (%s/s); the load peaks at %s users: %s",
-			b.Throttle, fmtSlots(b), fmtLatency(b.Hold.Seconds()), fmtUsers(b.Users), fmtBound(b.PerSec), fmtCount(n), state)
+			b.Throttle, fmtSlots(b), report.FmtLatency(b.Hold.Seconds()), fmtUsers(b.Users), fmtBound(b.PerSec), fmtCount(n), state)
 	} else {
-		para(w, "throughput X ≤ 1/D_max = 1/%s = %s/s", fmtLatency(dmax), fmtBound(1/dmax))
-		state := fmt.Sprintf("%s of the way", fmtPercent(a.Rate/b.PerSec))
+		para(w, "throughput X ≤ 1/D_max = 1/%s = %s/s", report.FmtLatency(dmax), fmtBound(1/dmax))
+		state := fmt.Sprintf("%s of the way", report.FmtPercent(a.Rate/b.PerSec))
 		if a.Saturated {
 			state = "SATURATED, its queue grows while the peak lasts"
 		}
 		para(w, "binds first: %s (%s, each held %s per request), saturating at %s requests/s; the load peaks at %s/s: %s",
-			b.Throttle, fmtSlots(b), fmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec), fmtRate(a.Rate), state)
+			b.Throttle, fmtSlots(b), report.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec), report.FmtRate(a.Rate), state)
 	}
 	if b.Kind != "connection" && b.Note != "" {
 		para(w, "%s: %s", b.Throttle, b.Note)
@@ -341,14 +343,14 @@ func fmtBound(x float64) string {
 	if math.IsInf(x, 1) {
 		return "∞"
 	}
-	return fmtRate(x)
+	return report.FmtRate(x)
 }
 
 func fmtUsers(x float64) string {
 	if math.IsInf(x, 1) {
 		return "never"
 	}
-	return fmtLevel(x)
+	return report.FmtLevel(x)
 }
 
 // fmtCount writes a count: an integer when it is one.
@@ -356,7 +358,7 @@ func fmtCount(x float64) string {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return strconv.FormatInt(int64(x), 10)
 	}
-	return fmtLevel(x)
+	return report.FmtLevel(x)
 }
 
 // ---------------------------------------------------------------------------
@@ -393,12 +395,12 @@ func printBreakdown(w io.Writer, vs []*explained) error {
 	for _, v := range vs {
 		header = append(header, v.name)
 	}
-	t := newTable(w, 1, header...)
+	t := report.NewTable(w, 1, header...)
 	cell := func(x, total float64) string {
 		if total <= 0 {
 			return "–"
 		}
-		return fmt.Sprintf("%s %4s", fmtLatency(x), fmtPercent(x/total))
+		return fmt.Sprintf("%s %4s", report.FmtLatency(x), report.FmtPercent(x/total))
 	}
 	for _, r := range breakdownRows {
 		row := []string{r.label}
@@ -422,10 +424,10 @@ func printBreakdown(w io.Writer, vs []*explained) error {
 			rows[0] = append(rows[0], "–")
 			rows[1] = append(rows[1], "–")
 		} else {
-			rows[0] = append(rows[0], fmtLatency(breakdownTotal(r.Breakdown)))
-			rows[1] = append(rows[1], fmtLatency(r.Latency.Mean)+" / "+fmtLatency(r.Latency.P99))
+			rows[0] = append(rows[0], report.FmtLatency(breakdownTotal(r.Breakdown)))
+			rows[1] = append(rows[1], report.FmtLatency(r.Latency.Mean)+" / "+report.FmtLatency(r.Latency.P99))
 		}
-		rows[2] = append(rows[2], fmtRate(r.GoodputPerS)+", "+fmtPercent(r.TimeoutRate))
+		rows[2] = append(rows[2], report.FmtRate(r.GoodputPerS)+", "+report.FmtPercent(r.TimeoutRate))
 	}
 	for _, row := range rows {
 		if err := t.Append(row); err != nil {
@@ -491,7 +493,7 @@ func simulatedUse(b *model.Bound, r *results.Run) string {
 		if math.IsInf(b.Limit, 1) || b.Limit <= 0 {
 			return ""
 		}
-		return " (" + fmtPercent(x/b.Limit) + ")"
+		return " (" + report.FmtPercent(x/b.Limit) + ")"
 	}
 	switch b.Kind {
 	case "connection":
@@ -499,29 +501,29 @@ func simulatedUse(b *model.Bound, r *results.Run) string {
 		for _, c := range r.Calls {
 			if c.From == from && c.To == to {
 				return fmt.Sprintf("%s of %s connections in use on average%s, %s calls waiting for one (max %s), %s mean wait",
-					fmtLevel(c.InUseMean), fmtLimit(b.Limit), pct(c.InUseMean), fmtLevel(c.WaitingMean), fmtLevel(c.WaitingMax), fmtLatency(c.WaitMean))
+					report.FmtLevel(c.InUseMean), fmtLimit(b.Limit), pct(c.InUseMean), report.FmtLevel(c.WaitingMean), report.FmtLevel(c.WaitingMax), report.FmtLatency(c.WaitMean))
 			}
 		}
 	case "threads", "threads-min":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s threads busy on average (max %s) of %s%s, %s work items waiting for a thread",
-				fmtLevel(t.ThreadsBusyMean), fmtLevel(t.ThreadsBusyMax), fmtLimit(b.Limit), pct(t.ThreadsBusyMean), fmtLevel(t.ThreadQueueMean))
+				report.FmtLevel(t.ThreadsBusyMean), report.FmtLevel(t.ThreadsBusyMax), fmtLimit(b.Limit), pct(t.ThreadsBusyMean), report.FmtLevel(t.ThreadQueueMean))
 		}
 	case "admission":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s requests executing on average (max %s) of %s%s, %s queued (max %s)",
-				fmtLevel(t.ExecutingMean), fmtLevel(t.ExecutingMax), fmtLimit(b.Limit), pct(t.ExecutingMean), fmtLevel(t.QueuedMean), fmtLevel(t.QueuedMax))
+				report.FmtLevel(t.ExecutingMean), report.FmtLevel(t.ExecutingMax), fmtLimit(b.Limit), pct(t.ExecutingMean), report.FmtLevel(t.QueuedMean), report.FmtLevel(t.QueuedMax))
 		}
 	case "wcf-calls", "wcf-sessions", "wcf-instances":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s calls outstanding on average (max %s) against a limit of %s%s",
-				fmtLevel(t.OutstandingMean), fmtLevel(t.OutstandingMax), fmtLimit(b.Limit), pct(t.OutstandingMean))
+				report.FmtLevel(t.OutstandingMean), report.FmtLevel(t.OutstandingMax), fmtLimit(b.Limit), pct(t.OutstandingMean))
 		}
 	case "instance-lock", "lock":
-		return fmt.Sprintf("%s per request waiting for a lock", fmtLatency(r.Breakdown.LockWait))
+		return fmt.Sprintf("%s per request waiting for a lock", report.FmtLatency(r.Breakdown.LockWait))
 	case "cpu":
 		if t := tier(b.Tier); t != nil {
-			return fmt.Sprintf("CPU %s%% busy on %d cores", fmtFixed(100*t.CPUUtil, 1), t.Cores)
+			return fmt.Sprintf("CPU %s%% busy on %d cores", report.FmtFixed(100*t.CPUUtil, 1), t.Cores)
 		}
 	}
 	return ""
@@ -538,7 +540,7 @@ func diagnose(w io.Writer, x *format.Experiment, v *explained) {
 	peak := fmtCount(a.Users) + " users"
 	at := fmtUsers(b.Users) + " users"
 	if !closed {
-		peak = fmtRate(a.Rate) + " requests/s"
+		peak = report.FmtRate(a.Rate) + " requests/s"
 		at = fmtBound(b.PerSec) + " requests/s"
 	}
 	total := breakdownTotal(r.Breakdown)
@@ -555,16 +557,16 @@ func diagnose(w io.Writer, x *format.Experiment, v *explained) {
 	}
 	if total > 0 {
 		if a.Saturated {
-			para(w, "%s is %s of the response time (%s of %s).", capitalise(what), fmtPercent(get(r.Breakdown)/total), fmtLatency(get(r.Breakdown)), fmtLatency(total))
+			para(w, "%s is %s of the response time (%s of %s).", capitalise(what), report.FmtPercent(get(r.Breakdown)/total), report.FmtLatency(get(r.Breakdown)), report.FmtLatency(total))
 		}
 		if label, most := largestPart(r.Breakdown, true); most > 0 && label != what && most > get(r.Breakdown) && most/total > 0.1 {
-			para(w, "The simulation finds more time %s (%s of the response time) than %s: the queue of a binding limit backs up into the limits in front of it — or that limit binds too (see its bound above).", label, fmtPercent(most/total), what)
+			para(w, "The simulation finds more time %s (%s of the response time) than %s: the queue of a binding limit backs up into the limits in front of it — or that limit binds too (see its bound above).", label, report.FmtPercent(most/total), what)
 		}
 		if !a.Saturated {
 			label, most := largestPart(r.Breakdown, false)
-			para(w, "The response time (%s) is mostly %s (%s).", fmtLatency(total), label, fmtPercent(most/total))
+			para(w, "The response time (%s) is mostly %s (%s).", report.FmtLatency(total), label, report.FmtPercent(most/total))
 			if wl, wx := largestPart(r.Breakdown, true); wx/total >= 0.05 {
-				s := fmt.Sprintf("The largest wait is %s: %s per request (%s)", wl, fmtLatency(wx), fmtPercent(wx/total))
+				s := fmt.Sprintf("The largest wait is %s: %s per request (%s)", wl, report.FmtLatency(wx), report.FmtPercent(wx/total))
 				if keys := threadMinimums(a); wl == "waiting for a thread" && len(keys) > 0 {
 					s += fmt.Sprintf(" — bursts above a thread pool's minimum wait for the CLR to inject threads (the first minimum saturates at %s);"+
 						" raising the minimums (%s) shortens that wait", fmtUsersOrRate(threadMinimum(a), a), strings.Join(keys, ", "))
@@ -578,14 +580,14 @@ func diagnose(w io.Writer, x *format.Experiment, v *explained) {
 	if r.TimeoutRate > 0 {
 		first := ""
 		if r.FirstTimeout >= 0 {
-			first = ", the first at " + fmtSeconds(math.Round(r.FirstTimeout*10)/10)
+			first = ", the first at " + report.FmtSeconds(math.Round(r.FirstTimeout*10)/10)
 		}
-		para(w, "%s of the requests timed out%s.", fmtPercent(r.TimeoutRate), first)
+		para(w, "%s of the requests timed out%s.", report.FmtPercent(r.TimeoutRate), first)
 	}
 	var cpu []string
 	busiest := 0.0
 	for _, t := range r.Tiers {
-		cpu = append(cpu, fmt.Sprintf("%s %s%%", t.Name, fmtFixed(100*t.CPUUtil, 1)))
+		cpu = append(cpu, fmt.Sprintf("%s %s%%", t.Name, report.FmtFixed(100*t.CPUUtil, 1)))
 		busiest = math.Max(busiest, t.CPUUtil)
 	}
 	idle := ""
@@ -827,14 +829,14 @@ func proposeChange(x *format.Experiment, v *explained) change {
 		return ch
 	case "lock":
 		return change{text: fmt.Sprintf("shorten %s: it is held %s per request, and the peak load of %s/s needs it held under %s.",
-			b.Throttle, fmtLatency(hold), fmtRate(a.Demand), fmtLatency(1/a.Demand))}
+			b.Throttle, report.FmtLatency(hold), report.FmtRate(a.Demand), report.FmtLatency(1/a.Demand))}
 	}
 	k, ok := knobFor(top, b)
 	if !ok {
 		return change{}
 	}
 	limit := int(b.Limit)
-	busyAt := func(n int) string { return fmtPercent(a.Demand * hold / float64(n)) }
+	busyAt := func(n int) string { return report.FmtPercent(a.Demand * hold / float64(n)) }
 	var parts []string
 	if a.Saturated {
 		need := max(ceilInt(a.Demand*hold), limit+1)
@@ -844,7 +846,7 @@ func proposeChange(x *format.Experiment, v *explained) change {
 			return change{text: fmt.Sprintf("raise %s from %d (%s) to at least %d; tsim could not find the key that sets it.", k.name, k.from, fmtSlots(b), k.value(need))}
 		}
 		s := fmt.Sprintf("raise %s from %d to ≥ %d (%s = %d): the peak load needs %s/s × %s = %s %s busy on average (Little's law), so %d are %s busy",
-			k.name, k.from, k.value(need), key, k.value(need), fmtRate(a.Demand), fmtLatency(hold), fmtLevel(a.Demand*hold), unitOf(b), need, busyAt(need))
+			k.name, k.from, k.value(need), key, k.value(need), report.FmtRate(a.Demand), report.FmtLatency(hold), report.FmtLevel(a.Demand*hold), unitOf(b), need, busyAt(need))
 		if comfy > need {
 			s += fmt.Sprintf("; ≥ %d keep them under 75%% busy, with room for bursts", k.value(comfy))
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 // tsim runs Main in-process and returns what it printed and its status.
@@ -453,13 +454,13 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	jobs := 0
-	testHookJobDone = func() {
+	runner.TestHookJobDone = func() {
 		jobs++
 		if jobs == 3 {
 			cancel()
 		}
 	}
-	defer func() { testHookJobDone = nil }()
+	defer func() { runner.TestHookJobDone = nil }()
 	_, errs, st := tsim(t, ctx, "run", f, other, "-o", dir)
 	if st != exitFailure {
 		t.Errorf("status %d, want 1", st)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdMerge = &command{
@@ -53,69 +55,42 @@ func runMerge(_ context.Context, c *command, e *env, args []string) int {
 	if len(dirs) == 0 {
 		return c.usageError(e, "no shard directories given")
 	}
-	found, err := findShards(dirs)
+	found, err := runner.FindShards(dirs)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	groups, err := groupShards(found)
+	groups, err := runner.GroupShards(found)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
 	status = exitOK
 	for _, g := range groups {
-		m := g.shards[0].m
-		x, err := loadSources(m.Sources)
+		p, res, err := runner.Merge(g)
 		if err != nil {
-			c.errorf(e, "%s: %v", g.shards[0].dir, err)
-			status = exitFailure
-			continue
-		}
-		p := &plan{path: filepath.FromSlash(m.File), stem: g.stem, x: x, seed: m.Seed, reps: m.Replications, mode: m.Mode}
-		p.out = filepath.Join(*outDir, p.stem)
-		if p.items() != m.Items || x.NumScenarios() != m.Scenarios {
-			c.errorf(e, "%s: the shards have %d items of %d scenarios; their experiment file has %d scenarios", g.shards[0].dir, m.Items, m.Scenarios, x.NumScenarios())
-			status = exitFailure
-			continue
-		}
-		agg := newAggregator(p)
-		if err := replay(g, agg); err != nil {
 			c.errorf(e, "%v", err)
 			status = exitFailure
 			continue
 		}
-		res := agg.res
-		if !res.complete() {
-			c.errorf(e, "%s: %s", g.stem, describeMissing(res))
+		p.Out = filepath.Join(*outDir, p.Stem)
+		if err := runner.CheckStem(p.Stem); err != nil {
+			c.errorf(e, "%s: %v", p.Path, err)
 			status = exitFailure
 			continue
 		}
-		written, warnings, err := writeOutputs(res)
-		for _, w := range warnings {
-			c.errorf(e, "%s", w)
-		}
+		d, err := atomicio.Lock(*outDir, p.Stem)
 		if err != nil {
-			c.errorf(e, "%s: writing results: %v", p.path, err)
+			c.errorf(e, "%s: output: %v", p.Path, err)
 			status = exitFailure
 			continue
 		}
-		if *asJSON {
-			b, err := summaryBytes(res)
-			if err != nil {
-				c.errorf(e, "%s: %v", p.path, err)
-				status = exitFailure
-				continue
-			}
-			e.stdout.Write(b)
-			continue
+		if s := c.writeResults(e, p, res, report.All, *asJSON, true); s != exitOK {
+			status = s
 		}
-		if err := printReport(e.stdout, res); err != nil {
-			c.errorf(e, "%s: %v", p.path, err)
-			status = exitFailure
-		}
-		if !*quiet {
-			fmt.Fprintf(e.stdout, "merged %d shards\nwrote %s%c\n  %s\n\n", len(g.shards), p.out, filepath.Separator, strings.Join(written, " "))
+		d.Unlock()
+		if !*quiet && !*asJSON {
+			c.out(e, "merged %d shards into %s%c\n\n", len(g.Shards), p.Out, filepath.Separator)
 		}
 	}
 	return status

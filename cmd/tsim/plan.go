@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,9 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
+	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
 )
 
@@ -251,11 +254,11 @@ func (g goal) format(v float64) string {
 	}
 	switch g.metric {
 	case "timeouts", "rejected":
-		return fmtPercent(v)
+		return report.FmtPercent(v)
 	case "goodput", "throughput":
-		return fmtRate(v) + "/s"
+		return report.FmtRate(v) + "/s"
 	}
-	return fmtLatency(v)
+	return report.FmtLatency(v)
 }
 
 func (g goal) axis() (label string, scale float64) {
@@ -417,13 +420,13 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // point is one evaluated configuration.
 type point struct {
-	order  int           // 1-based evaluation order
+	order  int            // 1-based evaluation order
 	params []format.Param // the searched values (or the load)
-	x      []float64     // their numeric values
-	vals   [][]float64   // per clause, per replication
-	mean   []float64     // per clause
-	bound  []float64     // per clause
-	ok     bool          // every clause holds
+	x      []float64      // their numeric values
+	vals   [][]float64    // per clause, per replication
+	mean   []float64      // per clause
+	bound  []float64      // per clause
+	ok     bool           // every clause holds
 }
 
 // planner evaluates points: every replication of a point with the seeds of
@@ -492,9 +495,9 @@ func (p *planner) eval(configs [][]format.Param, xs [][]float64) ([]*point, erro
 				if p.ctx.Err() != nil {
 					continue
 				}
-				r, err := simExecutor{}.run(p.ctx, &j.sc.Topology, replicationSeed(p.seed, j.rep), model.Options{NoSeries: true, MaxPoints: 1})
+				r, err := runner.Sim{}.Run(p.ctx, &j.sc.Topology, runner.ReplicationSeed(p.seed, j.rep), model.Options{NoSeries: true, MaxPoints: 1})
 				if err != nil {
-					errs <- fmt.Errorf("%s: %s, replication %d (seed %d): %w", p.path, scenarioName(p.variant, j.pt.params), j.rep+1, replicationSeed(p.seed, j.rep), err)
+					errs <- fmt.Errorf("%s: %s, replication %d (seed %d): %w", p.path, runner.ScenarioName(p.variant, j.pt.params), j.rep+1, runner.ReplicationSeed(p.seed, j.rep), err)
 					continue
 				}
 				for g, gl := range p.goals {
@@ -797,7 +800,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	}
 
 	path := files[0]
-	x, err := loadExperiment(path)
+	x, err := runner.LoadFile(path)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -846,7 +849,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	case set["rate"]:
 		p.fixed = append(p.fixed, format.Param{Key: "load.rate", Value: strconv.FormatFloat(*rate, 'g', -1, 64)})
 		p.unset = append(p.unset, "load.rate_schedule")
-		loadNote = fmt.Sprintf("%s requests/s, constant", fmtRate(*rate))
+		loadNote = fmt.Sprintf("%s requests/s, constant", report.FmtRate(*rate))
 	case *find == "users":
 		p.unset = append(p.unset, "load.users_schedule")
 		loadNote = "users searched, constant at each point"
@@ -866,7 +869,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	w := &out
 	name := x.Name
 	if name == "" {
-		name = stem(path)
+		name = runner.Stem(path)
 	}
 	fmt.Fprintf(w, "%s (%s): plan\n", name, path)
 	var fixed []string
@@ -880,7 +883,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		extra = "; " + strings.Join(fixed, ", ")
 	}
 	para(w, "variant %s, %s%s; %d replications per point (seeds %s), %s simulated", p.variant, loadNote, extra, p.reps,
-		seedList(p.seed, p.reps), fmtSeconds(base.Topology.Duration.Seconds()))
+		seedList(p.seed, p.reps), report.FmtSeconds(base.Topology.Duration.Seconds()))
 	var gtexts []string
 	for _, g := range goals {
 		gtexts = append(gtexts, g.text)
@@ -1004,7 +1007,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(w, "plan.png not drawn: %v\n", err)
 	} else {
-		written, err := writeFigure(filepath.Join(*outDir, stem(path)), "plan.png", fig)
+		written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), "plan.png", fig)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
@@ -1023,7 +1026,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 func seedList(seed uint64, reps int) string {
 	var s []string
 	for k := range min(reps, 3) {
-		s = append(s, strconv.FormatUint(replicationSeed(seed, k), 10))
+		s = append(s, strconv.FormatUint(runner.ReplicationSeed(seed, k), 10))
 	}
 	if reps > 3 {
 		s = append(s, "...")
@@ -1039,7 +1042,7 @@ func printPoints(w io.Writer, p *planner, axes []*axis, find string) error {
 		header = append(header, find)
 	}
 	for _, a := range axes {
-		header = append(header, shortKey(a.key))
+		header = append(header, report.ShortKey(a.key))
 	}
 	for _, g := range p.goals {
 		b := "upper"
@@ -1053,9 +1056,17 @@ func printPoints(w io.Writer, p *planner, axes []*axis, find string) error {
 		}
 	}
 	header = append(header, "meets goal")
-	t := newTable(w, 0, header...)
+	t := report.NewTable(w, 0, header...)
 	pts := append([]*point(nil), p.points...)
-	sortStable(pts, func(a, b *point) bool { return cheaper(a.x, b.x) })
+	slices.SortStableFunc(pts, func(a, b *point) int {
+		switch {
+		case cheaper(a.x, b.x):
+			return -1
+		case cheaper(b.x, a.x):
+			return 1
+		}
+		return 0
+	})
 	for _, pt := range pts {
 		row := []string{strconv.Itoa(pt.order)}
 		for _, kv := range pt.params {
@@ -1113,7 +1124,7 @@ func planFigure(name string, p *planner, axes []*axis, xLabel string, answer flo
 			if len(pt.params) > 1 {
 				var parts []string
 				for _, kv := range pt.params[1:] {
-					parts = append(parts, shortKey(kv.Key)+"="+kv.Value)
+					parts = append(parts, report.ShortKey(kv.Key)+"="+kv.Value)
 				}
 				l = strings.Join(parts, ", ")
 			}

@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+
+	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long: `Run loads each experiment file, runs every scenario (each variant at each
 sweep point) the experiment's number of times (replications), prints a
@@ -54,6 +60,15 @@ The flags are:
 		run only shard i of n (0 ≤ i < n) of each experiment and write its
 		raw results for 'tsim merge' instead of the summary files; see
 		"Sharding" below.
+	--outputs LIST
+		write only the kinds of file in LIST, a comma-separated list of
+		json (summary.json), csv (summary.csv, timeseries.csv) and png
+		(the pictures); default json,csv,png. Files of the kinds left out
+		are removed from the experiment's directory, so none is stale.
+		Pictures take most of the time of a short run: sweeps and CI
+		usually want --outputs json,csv.
+	--no-plots
+		the same as --outputs json,csv.
 	--json
 		print each experiment's summary.json to standard output instead of
 		the tables.
@@ -79,6 +94,13 @@ Files written for each experiment:
 	                  first swept key (sweeps only)
 
 Files are written whole or not at all (a temporary file, then renamed).
+Before anything runs, every output directory is created, checked to be
+writable, and locked: a second tsim writing into the same directory at the
+same time refuses to start instead of mixing its files with the first's
+(the lock is released when the process ends, however it ends). Temporary
+files a killed run left behind are removed then. The files of one
+experiment are written, and its tables printed, while the next experiment
+runs; if writing fails, the tables are still printed.
 
 Across replications, counts are summed; rates, latency statistics and the
 time averages of tiers and calls are averaged; maxima are maxima. Scenarios
@@ -114,6 +136,8 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	shardFlag := fs.String("shard", "", "")
 	timeScale := fs.Float64("time-scale", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
+	outputsFlag := fs.String("outputs", "json,csv,png", "")
+	noPlots := fs.Bool("no-plots", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -125,13 +149,23 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if set["reps"] && *reps < 1 {
 		return c.usageError(e, "--reps must be at least 1, got %d", *reps)
 	}
-	if !contains(modes, *mode) {
-		return c.usageError(e, "--mode must be one of %s, got %q", strings.Join(modes, ", "), *mode)
+	if !slices.Contains(runner.Modes, *mode) {
+		return c.usageError(e, "--mode must be one of %s, got %q", strings.Join(runner.Modes, ", "), *mode)
 	}
-	var sh shard
+	kinds, err := report.ParseOutputs(*outputsFlag)
+	if err != nil {
+		return c.usageError(e, "--outputs: %v", err)
+	}
+	if *noPlots {
+		if set["outputs"] {
+			return c.usageError(e, "--no-plots and --outputs: give one of them")
+		}
+		kinds.PNG = false
+	}
+	var sh runner.Shard
 	if set["shard"] {
 		var err error
-		if sh, err = parseShard(*shardFlag); err != nil {
+		if sh, err = runner.ParseShard(*shardFlag); err != nil {
 			return c.usageError(e, "%v", err)
 		}
 		if *asJSON {
@@ -144,11 +178,11 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if set["cpu"] && *mode != "real" {
 		return c.usageError(e, "--cpu needs --mode real")
 	}
-	cpu, err := parseCPU(*cpuFlag)
+	cpu, err := runner.ParseCPU(*cpuFlag)
 	if err != nil {
 		return c.usageError(e, "%v", err)
 	}
-	ex, err := executorFor(*mode, *timeScale, cpu)
+	ex, err := runner.ExecutorFor(*mode, *timeScale, cpu)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -156,28 +190,33 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 
 	// Load every file before running any: a mistake in the last file
 	// should not wait for the first to finish.
-	var plans []*plan
-	sources := map[*plan][]sourceFile{}
+	var plans []*runner.Plan
+	sources := map[*runner.Plan][]runner.SourceFile{}
 	failed := false
 	for _, f := range files {
-		x, src, err := loadExperimentSources(f)
+		x, src, err := runner.LoadSourcesFrom(f)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			failed = true
 			continue
 		}
-		p := &plan{path: f, stem: stem(f), x: x, seed: x.Seed, reps: x.Replications, mode: *mode, shard: sh}
+		p := &runner.Plan{Path: f, Stem: runner.Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: *mode, Shard: sh}
+		if err := runner.CheckStem(p.Stem); err != nil {
+			c.errorf(e, "%s: %v", f, err)
+			failed = true
+			continue
+		}
 		sources[p] = src
 		if set["seed"] {
-			p.seed = *seed
+			p.Seed = *seed
 		}
 		if set["reps"] {
-			p.reps = *reps
+			p.Reps = *reps
 		}
-		p.out = filepath.Join(*outDir, p.stem)
+		p.Out = filepath.Join(*outDir, p.Stem)
 		for _, q := range plans {
-			if q.out == p.out {
-				c.errorf(e, "%s and %s would both write to %s; rename one or run them separately", q.path, p.path, p.out)
+			if q.Out == p.Out {
+				c.errorf(e, "%s and %s would both write to %s; rename one or run them separately", q.Path, p.Path, p.Out)
 				failed = true
 			}
 		}
@@ -187,81 +226,102 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		return exitFailure
 	}
 
+	// Own every output directory before simulating anything: an unusable
+	// -o, or one another run is writing to, is found now, not after the
+	// work.
+	dirs := map[*runner.Plan]*atomicio.Dir{}
+	defer func() {
+		for _, d := range dirs {
+			d.Unlock()
+		}
+	}()
+	for _, p := range plans {
+		root, name := filepath.Dir(p.Out), p.Stem
+		if p.Shard.Sharded() {
+			root, name = p.Out, p.Shard.DirName()
+		}
+		d, err := atomicio.Lock(root, name)
+		if err != nil {
+			c.errorf(e, "%s: output: %v", p.Path, err)
+			return exitFailure
+		}
+		dirs[p] = d
+	}
+
 	total := 0
 	for _, p := range plans {
-		total += p.shard.count(p.items())
+		total += p.Shard.Count(p.Items())
 	}
 	prog := newProgress(e.stderr, total, !*quiet && isTerminal(e.stderr))
 	defer prog.finish()
 	workers := numWorkers()
 
-	status = exitOK
+	// Results are written, and their tables printed, by one goroutine in
+	// experiment order while the next experiment simulates; at most one
+	// experiment waits for it, so memory stays bounded.
+	type finished struct {
+		p   *runner.Plan
+		res *results.Experiment
+	}
+	toWrite := make(chan finished, 1)
+	writeStatus := make(chan int, 1)
+	go func() {
+		st := exitOK
+		for f := range toWrite {
+			if s := c.writeResults(e, f.p, f.res, kinds, *asJSON, *quiet); s != exitOK {
+				st = s
+			}
+		}
+		writeStatus <- st
+	}()
+	stop := func() int {
+		close(toWrite)
+		return <-writeStatus
+	}
+
 	var notRun []string
 	for _, p := range plans {
 		if ctx.Err() != nil {
-			notRun = append(notRun, p.path+": not run")
+			notRun = append(notRun, p.Path+": not run")
 			continue
 		}
-		prog.describe(experimentName(p))
-		if p.shard.sharded() {
-			dir, complete, err := runShard(func(s sink) error { return runItems(ctx, p, ex, workers, prog.add, s) }, p, sources[p])
+		prog.describe(p.Name())
+		if p.Shard.Sharded() {
+			dir, complete, err := runner.RunShard(func(s runner.Sink) error { return runner.RunItems(ctx, p, ex, workers, prog.add, s) }, p, sources[p], versionString())
 			prog.finish()
 			if err != nil {
+				stop()
 				c.errorf(e, "%v", err)
 				return exitFailure
 			}
 			if !complete {
-				notRun = append(notRun, fmt.Sprintf("%s: shard %d/%d not finished", p.path, p.shard.i, p.shard.n))
+				notRun = append(notRun, fmt.Sprintf("%s: shard %d/%d not finished", p.Path, p.Shard.Index(), p.Shard.Of()))
 				continue
 			}
 			if !*quiet {
-				fmt.Fprintf(e.stdout, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
-					experimentName(p), p.path, p.shard.i, p.shard.n, p.shard.count(p.items()), p.items(), dir, filepath.Separator)
+				c.out(e, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
+					p.Name(), p.Path, p.Shard.Index(), p.Shard.Of(), p.Shard.Count(p.Items()), p.Items(), dir, filepath.Separator)
 			}
 			continue
 		}
-		res, err := execute(ctx, p, ex, workers, prog.add)
+		res, err := runner.Execute(ctx, p, ex, workers, prog.add)
 		if err != nil {
+			stop()
 			prog.finish()
 			c.errorf(e, "%v", err)
 			return exitFailure
 		}
-		if !res.complete() {
-			notRun = append(notRun, describeMissing(res))
+		if !res.Complete() {
+			notRun = append(notRun, runner.DescribeMissing(p, res))
 		}
-		if res.finished == 0 {
+		if res.Finished == 0 {
 			continue
 		}
-		written, warnings, err := writeOutputs(res)
-		prog.finish()
-		for _, w := range warnings {
-			c.errorf(e, "%s", w)
-		}
-		if err != nil {
-			c.errorf(e, "%s: writing results: %v", p.path, err)
-			status = exitFailure
-			continue
-		}
-		if *asJSON {
-			b, err := summaryBytes(res)
-			if err != nil {
-				c.errorf(e, "%s: %v", p.path, err)
-				status = exitFailure
-				continue
-			}
-			e.stdout.Write(b)
-		} else {
-			if err := printReport(e.stdout, res); err != nil {
-				c.errorf(e, "%s: %v", p.path, err)
-				status = exitFailure
-			}
-			if !*quiet {
-				fmt.Fprintf(e.stdout, "wrote %s%c\n  %s\n\n", p.out, filepath.Separator, strings.Join(written, " "))
-			}
-		}
+		toWrite <- finished{p, res}
 	}
+	status = stop()
+	prog.finish()
 	if len(notRun) > 0 {
-		prog.finish()
 		c.errorf(e, "interrupted; what finished was written")
 		for _, s := range notRun {
 			c.errorf(e, "%s", s)
@@ -271,37 +331,40 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	return status
 }
 
+// writeResults writes one experiment's files and prints its tables (or its
+// summary.json with --json). The tables are printed even when the files
+// cannot be written.
+func (c *command) writeResults(e *env, p *runner.Plan, res *results.Experiment, kinds report.Outputs, asJSON, quiet bool) int {
+	status := exitOK
+	written, warnings, werr := report.WriteOutputs(p.Out, res, kinds)
+	for _, w := range warnings {
+		c.errorf(e, "%s", w)
+	}
+	if werr != nil {
+		c.errorf(e, "%s: writing results: %v", p.Path, werr)
+		status = exitFailure
+	}
+	if asJSON {
+		b, err := report.SummaryJSON(res)
+		if err != nil {
+			c.errorf(e, "%s: %v", p.Path, err)
+			return exitFailure
+		}
+		e.writeOut(b)
+		return status
+	}
+	var buf strings.Builder
+	if err := report.PrintReport(&buf, res); err != nil {
+		c.errorf(e, "%s: %v", p.Path, err)
+		status = exitFailure
+	}
+	if !quiet && werr == nil {
+		fmt.Fprintf(&buf, "wrote %s%c\n  %s\n\n", p.Out, filepath.Separator, strings.Join(written, " "))
+	}
+	e.writeOut([]byte(buf.String()))
+	return status
+}
+
 // numWorkers is how many replications run at once; tests set it to 1 to
 // compare a sequential run with a parallel one.
 var numWorkers = func() int { return runtime.GOMAXPROCS(0) }
-
-// stem is a file's name without directory and extension: the name of its
-// output directory.
-func stem(path string) string {
-	b := filepath.Base(path)
-	return strings.TrimSuffix(b, filepath.Ext(b))
-}
-
-// describeMissing says which scenarios of an interrupted experiment did
-// not finish.
-func describeMissing(r *experimentResult) string {
-	var names []string
-	missing := 0
-	for i, s := range r.scenarios {
-		if s != nil {
-			continue
-		}
-		missing++
-		if len(names) < 3 {
-			sc, err := r.plan.x.Scenario(i)
-			if err == nil {
-				names = append(names, scenarioName(sc.Variant, sc.Params))
-			}
-		}
-	}
-	more := ""
-	if missing > len(names) {
-		more = ", ..."
-	}
-	return fmt.Sprintf("%s: %d of %d scenarios not finished (%s%s)", r.plan.path, missing, len(r.scenarios), strings.Join(names, "; "), more)
-}

@@ -7,13 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/tsim-dev/tsim/model"
-	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 // TestShardMergeIsTheUnshardedRun runs two experiments (variants with time
@@ -130,9 +126,9 @@ func TestMergeRefusesMismatchedShards(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	testHookJobDone = cancel
+	runner.TestHookJobDone = cancel
 	_, errs, st := tsim(t, ctx, "run", sw, "-o", dir, "--shard", "1/2", "--quiet")
-	testHookJobDone = nil
+	runner.TestHookJobDone = nil
 	if st != exitFailure || !strings.Contains(errs, "shard 1/2 not finished") {
 		t.Errorf("interrupted shard: status %d, stderr %q", st, errs)
 	}
@@ -160,100 +156,12 @@ func TestShardUsage(t *testing.T) {
 	}
 }
 
-func TestShardOwnership(t *testing.T) {
-	for n := 1; n <= 5; n++ {
-		for total := 0; total <= 13; total++ {
-			seen := make([]int, total)
-			count := 0
-			for i := range n {
-				s := shard{i, n}
-				got := 0
-				for k := s.first(); k < total; k = s.after(k) {
-					if !s.owns(k) {
-						t.Fatalf("%d/%d walks to item %d it does not own", i, n, k)
-					}
-					seen[k]++
-					got++
-				}
-				if got != s.count(total) {
-					t.Errorf("%d/%d of %d: walked %d items, count says %d", i, n, total, got, s.count(total))
-				}
-				count += got
-			}
-			for k, c := range seen {
-				if c != 1 {
-					t.Errorf("n %d: item %d run %d times", n, k, c)
-				}
-			}
-			if count != total {
-				t.Errorf("n %d: %d of %d items", n, count, total)
-			}
-		}
-	}
-}
-
 // slow runs replications that take longer the lower their seed's
 // replication number, so that they finish out of order, and counts how
 // many are out at once.
-type slow struct {
-	mu            sync.Mutex
-	started, took atomic.Int64
-	maxOut        int64
-}
-
-func (*slow) parallel() bool { return true }
-
-func (s *slow) run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
-	out := s.started.Add(1) - s.took.Load()
-	s.mu.Lock()
-	s.maxOut = max(s.maxOut, out)
-	s.mu.Unlock()
-	time.Sleep(time.Duration(seed%3) * time.Millisecond)
-	return &results.Run{Seed: seed, Duration: 1, FirstTimeout: -1, Tiers: []results.Tier{{Name: "fe"}}}, nil
-}
-
-type recorder struct {
-	ex    *slow
-	items []int
-}
-
-func (r *recorder) take(it item) error {
-	r.ex.took.Add(1)
-	r.items = append(r.items, it.index)
-	return nil
-}
-
 // TestRunItemsInOrder checks that items reach the sink in item order
 // whatever order they finish in, and that no more than the window are out
 // at once: memory does not grow with the sweep.
-func TestRunItemsInOrder(t *testing.T) {
-	f := writeFile(t, "sweep.toml", sweep)
-	x, err := loadExperiment(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sh := range []shard{{}, {1, 4}} {
-		ex := &slow{}
-		rec := &recorder{ex: ex}
-		p := &plan{path: f, x: x, seed: 1, reps: 5, mode: "sim", shard: sh}
-		workers := 3
-		if err := runItems(context.Background(), p, ex, workers, nil, rec); err != nil {
-			t.Fatal(err)
-		}
-		if len(rec.items) != sh.count(p.items()) {
-			t.Errorf("shard %v: %d items of %d", sh, len(rec.items), sh.count(p.items()))
-		}
-		for i := 1; i < len(rec.items); i++ {
-			if rec.items[i] <= rec.items[i-1] {
-				t.Fatalf("shard %v: item %d after item %d", sh, rec.items[i], rec.items[i-1])
-			}
-		}
-		if window := int64(4*workers + p.reps); ex.maxOut > window {
-			t.Errorf("shard %v: %d items out at once; the window is %d", sh, ex.maxOut, window)
-		}
-	}
-}
-
 // The manifest carries what merge needs to check and to load the
 // experiment without the file.
 func TestShardManifest(t *testing.T) {
@@ -262,20 +170,20 @@ func TestShardManifest(t *testing.T) {
 	if _, errs, st := tsim(t, nil, "run", f, "--shard", "1/3", "--reps", "4", "--seed", "11", "-o", dir, "--quiet"); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
-	var m manifest
+	var m runner.Manifest
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "small", "shard-1-of-3", "shard.json")), &m); err != nil {
 		t.Fatal(err)
 	}
 	// 2 variants × 4 replications = 8 items; shard 1 of 3 owns 1, 4, 7.
 	if m.Seed != 11 || m.Replications != 4 || m.Items != 8 || m.ItemsInShard != 3 || m.ItemsWritten != 3 || !m.Complete ||
-		m.Shard != 1 || m.Shards != 3 || len(m.Sources) != 1 || m.Sources[0].Content != small || m.SHA256 != sourcesHash(m.Sources) {
+		m.Shard != 1 || m.Shards != 3 || len(m.Sources) != 1 || m.Sources[0].Content != small || m.SHA256 != runner.SourcesHash(m.Sources) {
 		t.Errorf("manifest %+v", m)
 	}
 	lines := strings.Split(strings.TrimSpace(string(readFile(t, filepath.Join(dir, "small", "shard-1-of-3", "items.jsonl")))), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines in items.jsonl", len(lines))
 	}
-	var it itemJSON
+	var it runner.ItemJSON
 	if err := json.Unmarshal([]byte(lines[1]), &it); err != nil {
 		t.Fatal(err)
 	}

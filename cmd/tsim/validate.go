@@ -11,6 +11,8 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/realmode"
+	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdValidate = &command{
@@ -88,7 +90,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	if set["time-scale"] && !(*timeScale > 0) {
 		return c.usageError(e, "--time-scale must be > 0, got %v", *timeScale)
 	}
-	cpu, err := parseCPU(*cpuFlag)
+	cpu, err := runner.ParseCPU(*cpuFlag)
 	if err != nil {
 		return c.usageError(e, "%v", err)
 	}
@@ -98,7 +100,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	var xs []*format.Experiment
 	for _, path := range files {
-		x, err := loadExperiment(path)
+		x, err := runner.LoadFile(path)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
@@ -132,7 +134,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 					sc.Topology.Warmup = 0
 				}
 			}
-			sim, err := simExecutor{}.run(ctx, &sc.Topology, s, model.Options{})
+			sim, err := runner.Sim{}.Run(ctx, &sc.Topology, s, model.Options{})
 			if err != nil {
 				c.errorf(e, "%s: variant %s: simulation: %v", path, name, err)
 				return exitFailure
@@ -165,7 +167,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 			if err != nil {
 				fmt.Fprintf(w, "validate-counters.png not drawn: %v\n", err)
 			} else {
-				written, err := writeFigure(filepath.Join(*outDir, stem(path)), "validate-counters.png", fig)
+				written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), "validate-counters.png", fig)
 				if err != nil {
 					c.errorf(e, "%v", err)
 					return exitFailure
