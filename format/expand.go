@@ -48,7 +48,7 @@ func (x *Experiment) Scenario(i int) (Scenario, error) {
 	for a, ax := range x.axes {
 		sc.Params = append(sc.Params, Param{Key: ax.key, Value: ax.strs[idx[a]]})
 	}
-	p := &loader{opt: x.opt, sources: x.sources}
+	p := &loader{files: x.files, sources: x.sources}
 	topo, ok := p.scenario(x, v, idx)
 	if !ok {
 		errs := p.finish()
@@ -115,7 +115,7 @@ func (p *loader) checkScenarios(x *Experiment) {
 	idx := make([]int, len(x.axes))
 	run := func(v int) {
 		checks++
-		q := &loader{opt: p.opt, sources: p.sources}
+		q := &loader{files: p.files, sources: p.sources}
 		q.scenario(x, v, idx)
 		seen := map[string]bool{}
 		for _, e := range q.errs {
@@ -136,7 +136,7 @@ func (p *loader) checkScenarios(x *Experiment) {
 	}
 	// Errors of the base system alone are reported without context when
 	// every scenario shows them too.
-	q := &loader{opt: p.opt, sources: p.sources}
+	q := &loader{files: p.files, sources: p.sources}
 	q.resolve(x.base)
 	inBase := map[string]bool{}
 	for _, e := range q.errs {
@@ -228,7 +228,7 @@ func (p *loader) parseAxis(src *source, doc *docSpec, m map[string]any, tk, labe
 		if _, has := m["values"]; !has {
 			vat = at("from")
 		}
-		v, err := parseValue(addr.def, r, p.opt)
+		v, err := parseValue(addr.def, r, p.files)
 		if err != nil {
 			p.errorf(vat, fmt.Sprintf("%s.values[%d]", label, i+1), "%s: %v", key, err)
 			continue
@@ -409,7 +409,7 @@ func durOf(v any) (time.Duration, string) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Sprintf("bad duration %q (Go syntax such as \"20s\", \"150ms\"); ", s)
+		return 0, fmt.Sprintf("bad duration %s (Go syntax such as \"20s\", \"150ms\"); ", quote(s))
 	}
 	return d, ""
 }

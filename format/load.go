@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/tsim-dev/tsim/sim"
 	"github.com/tsim-dev/tsim/topologies"
 )
 
@@ -32,7 +32,7 @@ type Experiment struct {
 	base     *docSpec
 	variants []variantSpec
 	axes     []axisSpec
-	opt      sim.ParseOptions
+	files    *files
 	sources  []*source // for messages of Scenario
 }
 
@@ -106,12 +106,15 @@ func (l LoadErrors) Error() string {
 
 const maxErrors = 20
 
+// maxMsgLen bounds a LoadError's message and context, in runes.
+const maxMsgLen = 2000
+
 // LoadExperiment parses and validates one experiment file. name is the file name used
 // in messages; readFile reads files named relative to the experiment
 // (empirical distributions, topologies given as paths) and may be nil when
 // the file needs none. The error, if any, is a LoadErrors.
 func LoadExperiment(name string, data []byte, readFile func(string) ([]byte, error)) (*Experiment, error) {
-	p := &loader{opt: sim.ParseOptions{ReadFile: readFile}}
+	p := &loader{files: newFiles(readFile)}
 	x := p.load(name, data)
 	if len(p.errs) > 0 {
 		return nil, p.finish()
@@ -121,7 +124,7 @@ func LoadExperiment(name string, data []byte, readFile func(string) ([]byte, err
 
 // loader holds the state of one LoadExperiment call.
 type loader struct {
-	opt     sim.ParseOptions
+	files   *files
 	errs    []pendingErr
 	sources []*source
 }
@@ -148,7 +151,9 @@ func (p *loader) finish() LoadErrors {
 	var all []ordered
 	seen := map[string]bool{}
 	for i, pe := range p.errs {
-		e := &LoadError{Context: pe.ctx, Key: pe.key, Msg: pe.msg}
+		// Keys come from the file and messages may quote it: neither may
+		// make a message of megabytes.
+		e := &LoadError{Context: abbreviateRunes(pe.ctx, maxMsgLen), Key: abbreviateRunes(pe.key, maxKeyPathLen), Msg: abbreviateRunes(pe.msg, maxMsgLen)}
 		src := len(p.sources)
 		if pe.at.src != nil {
 			e.File = pe.at.src.name
@@ -285,16 +290,15 @@ type assignment struct {
 }
 
 const (
-	maxTiers        = 1000
-	maxSteps        = 1000
-	maxScenarios    = 1_000_000
-	maxAxisValues   = 10_000
-	maxReplications = 10_000
-	maxVariants     = 10_000
+	maxTiers      = MaxTiers
+	maxSteps      = MaxSteps
+	maxScenarios  = MaxScenarios
+	maxAxisValues = MaxSweepValues
+	maxVariants   = MaxVariants
 )
 
 func (p *loader) load(name string, data []byte) *Experiment {
-	x := &Experiment{File: name, Seed: 1, Replications: 1, opt: p.opt}
+	x := &Experiment{File: name, Seed: 1, Replications: 1, files: p.files}
 	src := p.newSource(name, data)
 	m, ok := p.decode(src)
 	if !ok {
@@ -304,29 +308,44 @@ func (p *loader) load(name string, data []byte) *Experiment {
 	at := func(k string) pos { return pos{src: src, key: k} }
 
 	if v, ok := m["name"]; ok {
-		if s, ok := v.(string); ok {
-			x.Name = s
-		} else {
+		if s, ok := v.(string); !ok {
 			p.errorf(at("name"), "name", "%v", wantErr("a string", v))
+		} else if msg := checkLabel(s, MaxNameLen, false); msg != "" {
+			p.errorf(at("name"), "name", "%s", msg)
+		} else {
+			x.Name = s
 		}
 	}
 	if v, ok := m["description"]; ok {
-		if s, ok := v.(string); ok {
-			x.Description = s
-		} else {
+		if s, ok := v.(string); !ok {
 			p.errorf(at("description"), "description", "%v", wantErr("a string", v))
+		} else if msg := checkLabel(s, MaxDescriptionLen, true); msg != "" {
+			p.errorf(at("description"), "description", "%s", msg)
+		} else {
+			x.Description = s
 		}
 	}
 	if v, ok := m["seed"]; ok {
-		if n, ok := v.(int64); ok && n >= 0 {
-			x.Seed = uint64(n)
-		} else {
-			p.errorf(at("seed"), "seed", "%v", wantErr("an integer ≥ 0", v))
+		switch n := v.(type) {
+		case int64:
+			if n >= 0 {
+				x.Seed = uint64(n)
+			} else {
+				p.errorf(at("seed"), "seed", "must be ≥ 0, got %d", n)
+			}
+		case string:
+			if seed, err := ParseSeed(n); err != nil {
+				p.errorf(at("seed"), "seed", "%v", err)
+			} else {
+				x.Seed = seed
+			}
+		default:
+			p.errorf(at("seed"), "seed", "%v", wantErr(fmt.Sprintf("a whole number from 0 to %d", MaxSeed), v))
 		}
 	}
 	if v, ok := m["replications"]; ok {
-		d := intKey("replications", 1, maxReplications, "")
-		if n, err := parseValue(&d, v, p.opt); err != nil {
+		d := intKey("replications", 1, MaxReplications, "")
+		if n, err := parseValue(&d, v, p.files); err != nil {
 			p.errorf(at("replications"), "replications", "%v", err)
 		} else {
 			x.Replications = n.(int)
@@ -334,17 +353,25 @@ func (p *loader) load(name string, data []byte) *Experiment {
 	}
 
 	doc := p.parseDoc(src, m, false)
+	topoFailed := false
 	if v, ok := m["topology"]; ok {
-		if s, ok := v.(string); ok {
+		topoFailed = true
+		if s, ok := v.(string); ok && s == "" {
+			p.errorf(at("topology"), "topology", "is empty; give a topology name (%s) or a path ending in .toml", quoteList(topologies.Names()))
+		} else if ok {
 			if base := p.include(at("topology"), s); base != nil {
 				doc = mergeDocs(base, doc)
+				topoFailed = false
 			}
 		} else {
 			p.errorf(at("topology"), "topology", "%v", wantErr("a topology name or path", v))
 		}
 	}
 	x.base = doc
-	if len(doc.tiers) == 0 {
+	if _, hasTiers := m["tier"]; len(doc.tiers) == 0 && !hasTiers && !topoFailed {
+		// Not when tiers were given but refused (3,000 of them, or every one
+		// broken), nor when the topology failed to load: "no tiers" would be
+		// a consequence, not the problem.
 		p.errorf(root, "tier", "the experiment has no tiers; add at least one [[tier]] (or topology = %s)", quoteList(topologies.Names()))
 	}
 
@@ -370,18 +397,44 @@ func (p *loader) load(name string, data []byte) *Experiment {
 	return x
 }
 
-// decode parses TOML into a map and records the source's metadata.
+// decode parses TOML into a map and records the source's metadata. Before
+// the parser sees the text, decode checks it against MaxExperimentBytes,
+// MaxDepth and MaxKeys (see scanTOML): the parser is superlinear in
+// nesting, and this is what keeps LoadExperiment safe on any input.
 func (p *loader) decode(src *source) (map[string]any, bool) {
+	if len(src.data) > MaxExperimentBytes {
+		what := "experiment files"
+		if src.order > 0 {
+			what = "topology files"
+		}
+		p.errorf(pos{src: src}, "", "%s", sizeMessage(int64(len(src.data)), what, MaxExperimentBytes))
+		return nil, false
+	}
+	if se, ok := scanTOML(src.data, MaxDepth, MaxKeys); !ok {
+		src.fixed = map[string]int{"": se.line}
+		p.errorf(pos{src: src}, "", "%s", se.msg)
+		return nil, false
+	}
 	var m map[string]any
 	md, err := toml.Decode(src.data, &m)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
+			src.fixed = map[string]int{"": pe.Position.Line}
+			if src.named {
+				// A file the experiment names may be any file in its folder:
+				// the parser's message can quote it (`found "wJalrXUtnFEMI"`),
+				// so only the place is shown.
+				p.errorf(pos{src: src}, "", "not valid TOML (column %d; run tsim check on this file to see the problem)", pe.Position.Col)
+				return nil, false
+			}
 			msg := pe.Message
 			if pe.LastKey != "" {
-				msg = fmt.Sprintf("%s (after key %q)", msg, pe.LastKey)
+				msg = fmt.Sprintf("%s (after key %s)", msg, quote(pe.LastKey))
 			}
-			src.fixed = map[string]int{"": pe.Position.Line}
+			if pe.LastKey == "seed" && strings.Contains(pe.Message, "out of range") {
+				msg += fmt.Sprintf("; write a seed above %d as a string, such as seed = \"%d\"", int64(math.MaxInt64), MaxSeed)
+			}
 			p.errorf(pos{src: src}, "", "TOML syntax: %s", msg)
 		} else {
 			p.errorf(pos{src: src}, "", "TOML: %v", err)
@@ -398,24 +451,25 @@ func (p *loader) include(at pos, ref string) *docSpec {
 	var err error
 	name := ref
 	if strings.ContainsAny(ref, `/\`) || strings.HasSuffix(ref, ".toml") {
-		if p.opt.ReadFile == nil {
-			p.errorf(at, "topology", "cannot read %q: this loader has no file access", ref)
+		if p.files == nil || p.files.read == nil {
+			p.errorf(at, "topology", "cannot read %s: this loader has no file access", quote(ref))
 			return nil
 		}
-		data, err = p.opt.ReadFile(ref)
+		data, err = p.files.readFile(ref, MaxExperimentBytes, "topology files")
 	} else {
 		data, err = topologies.Get(ref)
 		name = "topologies/" + ref + ".toml"
 		if err != nil {
-			p.errorf(at, "topology", "unknown topology %q (known: %s; or give a path ending in .toml)", ref, quoteList(topologies.Names()))
+			p.errorf(at, "topology", "unknown topology %s (known: %s; or give a path ending in .toml)", quote(ref), quoteList(topologies.Names()))
 			return nil
 		}
 	}
 	if err != nil {
-		p.errorf(at, "topology", "cannot read %q: %v", ref, err)
+		p.errorf(at, "topology", "cannot read %s: %v", quote(ref), err)
 		return nil
 	}
 	src := p.newSource(name, data)
+	src.named = true
 	m, ok := p.decode(src)
 	if !ok {
 		return nil
@@ -463,11 +517,11 @@ func (p *loader) parseTiers(src *source, v any, doc *docSpec) {
 		label := fmt.Sprintf("tier[%d]", i+1)
 		switch n := tm["name"].(type) {
 		case string:
-			if validName(n) {
+			if msg := nameProblem(n); msg == "" {
 				t.name = n
 				label = "tier." + n
 			} else {
-				p.errorf(pos{src: src, key: tk + ".name"}, label+".name", "must be a name of letters, digits, '_' and '-', got %q", n)
+				p.errorf(pos{src: src, key: tk + ".name"}, label+".name", "%s", msg)
 			}
 		case nil:
 			p.errorf(t.at, label, "needs a name (name = \"web\")")
@@ -475,7 +529,7 @@ func (p *loader) parseTiers(src *source, v any, doc *docSpec) {
 			p.errorf(pos{src: src, key: tk + ".name"}, label+".name", "%v", wantErr("a name", n))
 		}
 		if t.name != "" && doc.tier(t.name) != nil {
-			p.errorf(pos{src: src, key: tk + ".name"}, label, "a second tier named %q; tier names must be unique", t.name)
+			p.errorf(pos{src: src, key: tk + ".name"}, label, "a second tier named %s; tier names must be unique", quote(t.name))
 			continue
 		}
 		rest := map[string]any{}
@@ -545,7 +599,7 @@ func (p *loader) flatten(src *source, sc scope, m map[string]any, prefix, tomlKe
 		name := prefix + k
 		at := pos{src: src, key: tomlKey + k}
 		if d := lookupKey(sc, name); d != nil {
-			pv, err := parseValue(d, v, p.opt)
+			pv, err := parseValue(d, v, p.files)
 			if err != nil {
 				p.errorf(at, label+name, "%v", err)
 				continue
@@ -654,11 +708,19 @@ func (p *loader) parseVariants(src *source, doc *docSpec, v any, x *Experiment) 
 					p.errorf(at, label+".name", "%v", wantErr("a non-empty string", vm[k]))
 					continue
 				}
+				if msg := checkLabel(s, MaxNameLen, false); msg != "" {
+					p.errorf(at, label+".name", "%s", msg)
+					continue
+				}
 				vs.name = s
 			case "description":
 				s, ok := vm[k].(string)
 				if !ok {
 					p.errorf(at, label+".description", "%v", wantErr("a string", vm[k]))
+					continue
+				}
+				if msg := checkLabel(s, MaxDescriptionLen, true); msg != "" {
+					p.errorf(at, label+".description", "%s", msg)
 					continue
 				}
 				vs.desc = s
@@ -694,7 +756,7 @@ func (p *loader) parseVariants(src *source, doc *docSpec, v any, x *Experiment) 
 			continue
 		}
 		if names[vs.name] {
-			p.errorf(vs.at, label, "a second variant named %q", vs.name)
+			p.errorf(vs.at, label, "a second variant named %s", quote(vs.name))
 			continue
 		}
 		names[vs.name] = true
@@ -722,15 +784,22 @@ func (p *loader) parseAssignment(doc *docSpec, key string, raw any, at pos) (ass
 	if msg != "" {
 		return assignment{}, msg
 	}
-	v, err := parseValue(addr.def, raw, p.opt)
+	v, err := parseValue(addr.def, raw, p.files)
 	if err != nil {
 		return assignment{}, fmt.Sprintf("%s: %v", key, err)
 	}
 	return assignment{key: key, addr: addr, s: setting{v: v, raw: raw, at: at}}, ""
 }
 
+// maxKeyPathLen bounds a key path: tier.<name>.step.<n>.<key> with the
+// longest names.
+const maxKeyPathLen = 256
+
 // parseKeyPath resolves a variant or sweep key path against the base system.
 func parseKeyPath(doc *docSpec, key string) (address, string) {
+	if len(key) > maxKeyPathLen {
+		return address{}, fmt.Sprintf("a key path of %s; key paths are at most %d bytes", lengthOf(key), maxKeyPathLen)
+	}
 	parts := strings.Split(key, ".")
 	for _, s := range structuralKeys {
 		if key == s || strings.HasPrefix(key, s+".") {

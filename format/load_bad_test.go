@@ -141,7 +141,6 @@ var badCases = []struct {
 	}},
 	{"topo-unknown", "topology = \"four-tier\"\n", []string{
 		"crack.toml:1: topology: unknown topology \"four-tier\" (known: " + quoteList(topologies.Names()) + "; or give a path ending in .toml)",
-		"crack.toml: tier: the experiment has no tiers; add at least one [[tier]] (or topology = " + quoteList(topologies.Names()) + ")",
 	}},
 	{"step-key-in-tier", mut("cores = 8", "cores = 8\ntimeout = \"3s\""), []string{
 		"crack.toml:12: tier.web.timeout: unknown key; timeout is a step key: put it in a [[tier.step]], or use calls.timeout for every call of the tier",

@@ -26,7 +26,8 @@ type pos struct {
 type source struct {
 	name  string
 	data  string
-	order int // position in loader.sources: the experiment file is 0
+	order int  // position in loader.sources: the experiment file is 0
+	named bool // read through ReadFile: a file the experiment names, whose text messages must not quote
 	md    toml.MetaData
 
 	fixed map[string]int // lines known directly (syntax errors)
@@ -35,6 +36,7 @@ type source struct {
 	ordinals map[string]int // indexed key → position in md.Keys(); nil until needed
 	ends     []int          // byte offset after each line
 	counts   map[int]int    // lines → keys decoded from that prefix, -1 if it does not parse
+	decoded  int            // bytes decoded for line numbers so far
 }
 
 func (p *loader) newSource(name string, data []byte) *source {
@@ -43,8 +45,15 @@ func (p *loader) newSource(name string, data []byte) *source {
 	return s
 }
 
-// maxLineLookups bounds the decodes one source spends on line numbers.
-const maxLineLookups = 2000
+// maxLineLookups bounds the decodes one source spends on line numbers, and
+// maxLineBytes the bytes they decode together: the parser decodes a few
+// MB/s, so a large file with many errors would otherwise spend minutes on
+// them. Once the budget is spent, lines are 0 (unknown); the key path
+// still says where.
+const (
+	maxLineLookups = 2000
+	maxLineBytes   = 8 << 20
+)
 
 // line returns the 1-based line of an indexed key, of its nearest enclosing
 // key that has one, or 0.
@@ -121,24 +130,27 @@ func (s *source) index() {
 }
 
 // count returns how many keys the first n lines decode to, or -1 when they
-// do not parse (inside a multi-line string or array) or the budget is spent.
-func (s *source) count(n int) int {
+// do not parse (inside a multi-line string or array). spent is true when
+// the budget does not allow the decode.
+func (s *source) count(n int) (c int, spent bool) {
 	if c, ok := s.counts[n]; ok {
-		return c
+		return c, false
 	}
-	if len(s.counts) > maxLineLookups {
-		return -1
+	size := s.ends[n-1]
+	if len(s.counts) > maxLineLookups || s.decoded+size > maxLineBytes {
+		return -1, true
 	}
+	s.decoded += size
 	var m map[string]any
-	c := -1
-	if md, err := toml.Decode(s.data[:s.ends[n-1]], &m); err == nil {
+	c = -1
+	if md, err := toml.Decode(s.data[:size], &m); err == nil {
 		c = len(md.Keys())
 	}
 	s.counts[n] = c
-	return c
+	return c, false
 }
 
-// lineOf finds the line of key ordinal o.
+// lineOf finds the line of key ordinal o, or 0 when the budget runs out.
 func (s *source) lineOf(o int) int {
 	// Invariant: the first lo lines decode to at most o keys (lo = 0: none);
 	// the first hi lines hold key o (hi = all lines: the whole file).
@@ -148,16 +160,30 @@ func (s *source) lineOf(o int) int {
 		l := -1
 		// The parsing prefix in (lo, hi) nearest to mid.
 		for d := 0; l < 0 && (mid+d < hi || mid-d-1 > lo); d++ {
-			if mid+d < hi && s.count(mid+d) >= 0 {
-				l = mid + d
-			} else if mid-d-1 > lo && s.count(mid-d-1) >= 0 {
-				l = mid - d - 1
+			if mid+d < hi {
+				c, spent := s.count(mid + d)
+				if spent {
+					return 0
+				}
+				if c >= 0 {
+					l = mid + d
+					break
+				}
+			}
+			if mid-d-1 > lo {
+				c, spent := s.count(mid - d - 1)
+				if spent {
+					return 0
+				}
+				if c >= 0 {
+					l = mid - d - 1
+				}
 			}
 		}
 		if l < 0 {
 			break // no prefix between parses: key o starts on line lo+1
 		}
-		if s.count(l) > o {
+		if c, _ := s.count(l); c > o {
 			hi = l
 		} else {
 			lo = l

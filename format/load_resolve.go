@@ -109,7 +109,7 @@ func (c *chain) get(def *keyDef, rel string) (v any, at pos, explicit, ok bool) 
 		if n, isInt := r.(int); isInt {
 			r = int64(n)
 		}
-		pv, err := parseValue(def, r, sim.ParseOptions{})
+		pv, err := parseValue(def, r, nil)
 		if err != nil {
 			// A preset value out of range (e.g. a per-CPU value for many cores).
 			c.p.errorf(c.at, c.label+rel, "the preset's value: %v", err)

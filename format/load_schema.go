@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"fmt"
 	"github.com/tsim-dev/tsim/model"
 	"math"
@@ -58,7 +59,7 @@ func enumKey(name string, values ...string) keyDef {
 
 const (
 	day           = 24 * time.Hour
-	maxSettingDur = 30 * day
+	maxSettingDur = MaxDuration
 	maxInt32      = math.MaxInt32
 )
 
@@ -143,11 +144,11 @@ var topKeys = concatKeys(
 		floatKey("precision", 0, 1, false),
 		enumKey("load.kind", "closed", "open"),
 		{name: "load.target", typ: tString},
-		intKey("load.users", 0, 1e6, "users"),
-		{name: "load.users_schedule", typ: tSchedule, max: 1e6},
+		intKey("load.users", 1, MaxUsers, "users"),
+		{name: "load.users_schedule", typ: tSchedule, max: MaxUsers},
 		{name: "load.think", typ: tDist},
-		floatKey("load.rate", 0, 1e6, false),
-		{name: "load.rate_schedule", typ: tSchedule, max: 1e6},
+		floatKey("load.rate", 0, MaxRate, true),
+		{name: "load.rate_schedule", typ: tSchedule, max: MaxRate},
 		{name: "load.interarrival", typ: tInterarrival},
 		durKey("load.timeout", 0, maxSettingDur, false),
 	},
@@ -284,7 +285,7 @@ type setting struct {
 
 // parseValue checks a TOML value against d and converts it. The error text
 // follows the key path (the caller adds the path).
-func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
+func parseValue(d *keyDef, raw any, fs *files) (any, error) {
 	switch d.typ {
 	case tInt:
 		n, ok := raw.(int64)
@@ -323,8 +324,8 @@ func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
 		if !ok {
 			return nil, wantErr("a name", raw)
 		}
-		if !validName(s) {
-			return nil, fmt.Errorf("must be a name of letters, digits, '_' and '-', got %q", s)
+		if msg := nameProblem(s); msg != "" {
+			return nil, errors.New(msg)
 		}
 		return s, nil
 	case tEnum:
@@ -339,10 +340,10 @@ func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
 		}
 		for _, e := range d.enum { // forgive case, but say so
 			if strings.EqualFold(s, e) {
-				return nil, fmt.Errorf("unknown value %q; did you mean %q? (allowed: %s)", s, e, quoteList(d.enum))
+				return nil, fmt.Errorf("unknown value %s; did you mean %q? (allowed: %s)", quote(s), e, quoteList(d.enum))
 			}
 		}
-		return nil, fmt.Errorf("unknown value %q (allowed: %s)", s, quoteList(d.enum))
+		return nil, fmt.Errorf("unknown value %s (allowed: %s)", quote(s), quoteList(d.enum))
 	case tDuration:
 		return parseDurationValue(d, raw)
 	case tWarmup:
@@ -355,7 +356,7 @@ func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
 		if !ok {
 			return nil, wantErr("a distribution string", raw)
 		}
-		return parseDist(s, opt)
+		return parseDist(s, fs)
 	case tInterarrival:
 		s, ok := raw.(string)
 		if !ok {
@@ -367,7 +368,7 @@ func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
 		case "const":
 			return sim.Const(time.Second), nil // the mean is rescaled to 1/rate
 		}
-		return parseDist(s, opt)
+		return parseDist(s, fs)
 	case tSchedule:
 		return parseSchedule(d, raw)
 	}
@@ -375,10 +376,18 @@ func parseValue(d *keyDef, raw any, opt sim.ParseOptions) (any, error) {
 }
 
 // parseDist parses a distribution; sim.ParseDist's error already quotes
-// the string and lists sim.DistForms.
-func parseDist(s string, opt sim.ParseOptions) (sim.Dist, error) {
-	return sim.ParseDist(s, opt)
+// the string and lists sim.DistForms. A string longer than any
+// distribution (or path) is refused before it is quoted in a message.
+func parseDist(s string, fs *files) (sim.Dist, error) {
+	if len(s) > maxDistLen {
+		return sim.Dist{}, fmt.Errorf("a distribution string of %s; at most %d bytes", lengthOf(s), maxDistLen)
+	}
+	return fs.parseDist(s)
 }
+
+// maxDistLen bounds a distribution string: room for a long path in
+// empirical(FILE).
+const maxDistLen = 4096
 
 func parseDurationValue(d *keyDef, raw any) (time.Duration, error) {
 	s, ok := raw.(string)
@@ -387,7 +396,7 @@ func parseDurationValue(d *keyDef, raw any) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("bad duration %q: use Go duration syntax such as \"20s\", \"150ms\", \"2m\", \"1h30m\"", s)
+		return 0, fmt.Errorf("bad duration %s: use Go duration syntax such as \"20s\", \"150ms\", \"2m\", \"1h30m\"", quote(s))
 	}
 	if err := checkRange(d, v.Seconds(), s); err != nil {
 		return 0, err
@@ -449,7 +458,7 @@ func parseSchedule(d *keyDef, raw any) (model.Schedule, error) {
 	for i, m := range arr {
 		for _, k := range sortedKeys(m) {
 			if k != "at" && k != "value" {
-				return nil, fmt.Errorf("point %d: unknown key %q (a point has at and value)", i+1, k)
+				return nil, fmt.Errorf("point %d: unknown key %s (a point has at and value)", i+1, quote(k))
 			}
 		}
 		atRaw, ok1 := m["at"]
@@ -461,7 +470,7 @@ func parseSchedule(d *keyDef, raw any) (model.Schedule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("point %d: at: %v", i+1, err)
 		}
-		v, err := parseValue(&valDef, vRaw, sim.ParseOptions{})
+		v, err := parseValue(&valDef, vRaw, nil)
 		if err != nil {
 			return nil, fmt.Errorf("point %d: value: %v", i+1, err)
 		}
@@ -484,7 +493,7 @@ func wantErr(want string, raw any) error {
 func describe(raw any) string {
 	switch v := raw.(type) {
 	case string:
-		return "string " + strconv.Quote(v)
+		return "string " + quote(v)
 	case int64:
 		return "integer " + strconv.FormatInt(v, 10)
 	case float64:
@@ -517,16 +526,21 @@ func canonical(raw any) string {
 	return describe(raw)
 }
 
-func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
+// nameProblem says what is wrong with a name (of a tier, a lock, a call
+// target), or "".
+func nameProblem(s string) string {
+	if len(s) > MaxNameLen {
+		return fmt.Sprintf("a name of %s; names may be at most %d characters", lengthOf(s), MaxNameLen)
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
+			return fmt.Sprintf("must be a name of letters, digits, '_' and '-', got %s", quote(s))
 		}
 	}
-	return true
+	if s == "" {
+		return "must be a name of letters, digits, '_' and '-', got an empty string"
+	}
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -12,7 +12,7 @@ import (
 	"github.com/tsim-dev/tsim/sim"
 )
 
-var parseOptionsNone sim.ParseOptions
+var parseOptionsNone *files
 
 // loadTopo loads a one-scenario file and returns its topology.
 func loadTopo(t *testing.T, file string) model.Topology {

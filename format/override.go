@@ -45,7 +45,7 @@ func (x *Experiment) ScenarioWith(variant string, set []Param, unset []string) (
 		}
 		remove(doc, addr)
 	}
-	p := &loader{opt: x.opt, sources: x.sources}
+	p := &loader{files: x.files, sources: x.sources}
 	for _, kv := range set {
 		raw := ParseValue(kv.Value)
 		a, msg := p.parseAssignment(x.base, kv.Key, raw, pos{})
@@ -78,6 +78,12 @@ func (x *Experiment) ScenarioWith(variant string, set []Param, unset []string) (
 // float, "true" a boolean, "[...]" an array, "\"x\"" a string); anything
 // else, such as "150ms" or "exp(1s)", is the string itself.
 func ParseValue(s string) any {
+	if len(s) > MaxExperimentBytes {
+		return s
+	}
+	if _, ok := scanTOML("v = "+s, MaxDepth, MaxKeys); !ok {
+		return s // too deep for the parser; as a string it is an error naming the key
+	}
 	var m map[string]any
 	if _, err := toml.Decode("v = "+s, &m); err == nil {
 		if v, ok := m["v"]; ok {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -357,23 +359,38 @@ func parseEmpirical(inner string, opt ParseOptions) (Dist, error) {
 	return Dist{fam: famEmpirical, a: scale, emp: e}, nil
 }
 
-// parseSamples reads an empirical file: one span per line.
+// maxSamples bounds the samples of one empirical file (64 MB of them).
+const maxSamples = 1 << 23
+
+// parseSamples reads an empirical file: one span per line. Its errors name
+// the file and the line but never quote the file: empirical(FILE) may have
+// been pointed at a file that is not the user's to show.
 func parseSamples(name string, data []byte) (*empirical, error) {
-	text := strings.TrimPrefix(string(data), "\ufeff") // a BOM from spreadsheet exports
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a BOM from spreadsheet exports
 	var xs []float64
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
+	for i := 0; len(data) > 0; i++ {
+		raw := data
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			raw, data = data[:j], data[j+1:]
+		} else {
+			data = nil
+		}
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] == '#' {
 			continue
 		}
+		line := string(raw)
 		x, err := parseSpan(line)
 		if err != nil {
 			// A header such as "latency_s" starts with a letter or a quote;
 			// a line starting with a digit or sign is a sample, even if bad.
-			if r := rune(line[0]); i == 0 && (unicode.IsLetter(r) || r == '"') {
+			if r, _ := utf8.DecodeRuneInString(line); i == 0 && (unicode.IsLetter(r) || r == '"') {
 				continue
 			}
-			return nil, fmt.Errorf("%s:%d: %w", name, i+1, err)
+			return nil, fmt.Errorf("%s:%d: bad sample: %s", name, i+1, sampleProblem(line))
+		}
+		if len(xs) == maxSamples {
+			return nil, fmt.Errorf("%s: more than %d samples; an empirical file may hold at most %d", name, maxSamples, maxSamples)
 		}
 		xs = append(xs, x)
 	}
@@ -396,6 +413,26 @@ func parseSamples(name string, data []byte) (*empirical, error) {
 		cv = math.Sqrt(ss/n) / mean
 	}
 	return &empirical{name: name, xs: xs, mean: mean, cv: cv}, nil
+}
+
+// sampleProblem says why parseSpan refused a line of an empirical file,
+// without quoting it.
+func sampleProblem(v string) string {
+	x, err := strconv.ParseFloat(v, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return "a number out of range"
+	case err == nil && (math.IsNaN(x) || math.IsInf(x, 0)):
+		return "not a finite number"
+	case err == nil && x < 0:
+		return "a negative span"
+	case err == nil:
+		return "longer than the longest span (about 292 years)"
+	}
+	if d, err := time.ParseDuration(v); err == nil && d < 0 {
+		return "a negative span"
+	}
+	return "not a span (write a number of seconds or a Go duration such as 20ms or 1.5s)"
 }
 
 // args splits inner into the values of the parameters names, in order. With

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package input
+
+// openFlags: elsewhere there is no FIFO to block on.
+const openFlags = 0
