@@ -140,7 +140,10 @@ func csvOpt(x *float64) string {
 	return csvFloat(*x)
 }
 
-// SummaryCSV renders summary.csv: one row per finished scenario.
+// SummaryCSV renders summary.csv: one row per finished scenario. Latency
+// cells are empty where no request completed; the last column, complete,
+// is false on every row of an interrupted run, whose missing scenarios
+// have no row.
 func SummaryCSV(r *results.Experiment) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -150,7 +153,8 @@ func SummaryCSV(r *results.Experiment) ([]byte, error) {
 		"latency_mean_s", "latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s",
 		"timeout_rate", "reject_rate",
 		"generated", "completed", "timed_out", "rejected", "failed", "in_flight",
-		"ci_throughput_per_s", "ci_goodput_per_s", "ci_latency_mean_s", "ci_latency_p99_s", "ci_timeout_rate")
+		"ci_throughput_per_s", "ci_goodput_per_s", "ci_latency_mean_s", "ci_latency_p99_s", "ci_timeout_rate",
+		"complete")
 	if err := w.Write(head); err != nil {
 		return nil, err
 	}
@@ -167,15 +171,22 @@ func SummaryCSV(r *results.Experiment) ([]byte, error) {
 			row = append(row, v)
 		}
 		c := a.Requests
+		lat := func(x float64) string {
+			if a.Latency.None {
+				return "" // no request completed: no latency, not zero
+			}
+			return csvFloat(x)
+		}
 		row = append(row, csvFloat(a.ThroughputPerS), csvFloat(a.GoodputPerS),
-			csvFloat(a.Latency.Mean), csvFloat(a.Latency.P50), csvFloat(a.Latency.P90), csvFloat(a.Latency.P99), csvFloat(a.Latency.Max),
+			lat(a.Latency.Mean), lat(a.Latency.P50), lat(a.Latency.P90), lat(a.Latency.P99), lat(a.Latency.Max),
 			csvFloat(a.TimeoutRate), csvFloat(a.RejectRate),
 			csvInt(c.Generated), csvInt(c.Completed), csvInt(c.TimedOut), csvInt(c.Rejected), csvInt(c.Failed), csvInt(c.InFlight))
 		ci := a.CI
 		if ci == nil {
 			ci = &results.Intervals{}
 		}
-		row = append(row, csvOpt(ci.ThroughputPerS), csvOpt(ci.GoodputPerS), csvOpt(ci.LatencyMeanS), csvOpt(ci.LatencyP99S), csvOpt(ci.TimeoutRate))
+		row = append(row, csvOpt(ci.ThroughputPerS), csvOpt(ci.GoodputPerS), csvOpt(ci.LatencyMeanS), csvOpt(ci.LatencyP99S), csvOpt(ci.TimeoutRate),
+			strconv.FormatBool(r.Complete()))
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
@@ -597,7 +608,7 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	first := done[0].Agg
 	fmt.Fprintf(w, "%s (%s)\n", r.Name, r.File)
 	if r.Description != "" {
-		fmt.Fprintf(w, "  %s\n", strings.Join(strings.Fields(r.Description), " "))
+		fmt.Fprintf(w, "  %s\n", Abbreviate(strings.Join(strings.Fields(r.Description), " "), maxDescription))
 	}
 	reps := "1 replication"
 	if r.Replications > 1 {
@@ -821,3 +832,15 @@ func FmtLevel(x float64) string {
 }
 
 func MeanMax(mean, max float64) string { return FmtLevel(mean) + " / " + FmtLevel(max) }
+
+// maxDescription is the most of a description the tables print.
+const maxDescription = 400
+
+// Abbreviate shortens s to at most n runes, ending it with "…" when cut.
+func Abbreviate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

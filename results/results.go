@@ -5,6 +5,8 @@
 // nothing else of tsim, so plots never sees the engine.
 package results
 
+import "encoding/json"
+
 // Counts is the fate of every request the load generated. The conservation
 // law Generated = Completed + TimedOut + Rejected + Failed + InFlight holds
 // for every run (see Conserved).
@@ -36,6 +38,18 @@ type Latency struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
+	// None is set where no request completed, so that there is no latency
+	// to report: it is written as null, not as zeros.
+	None bool `json:"-"`
+}
+
+// MarshalJSON writes null for a latency of no requests.
+func (l Latency) MarshalJSON() ([]byte, error) {
+	if l.None {
+		return []byte("null"), nil
+	}
+	type plain Latency
+	return json.Marshal(plain(l))
 }
 
 // Tier is one tier's counters over the measured period (after warm-up).

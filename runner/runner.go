@@ -106,6 +106,25 @@ type Plan struct {
 	Reps  int
 	Mode  string // "sim" or "real"
 	Shard Shard  // which work items this process runs; the zero value is all
+	// Set are settings applied to every scenario on top of the file's
+	// (key paths as in a sweep, such as "tier.web.calls.maxconnection");
+	// the command line's and the library's overrides.
+	Set []format.Param
+}
+
+// Scenario resolves scenario i of the plan: the file's, with Set applied.
+func (p *Plan) Scenario(i int) (format.Scenario, error) {
+	sc, err := p.X.Scenario(i)
+	if err != nil || len(p.Set) == 0 {
+		return sc, err
+	}
+	set := append(append([]format.Param(nil), sc.Params...), p.Set...)
+	over, err := p.X.ScenarioWith(sc.Variant, set, nil)
+	if err != nil {
+		return sc, err
+	}
+	over.Index, over.Params = sc.Index, sc.Params
+	return over, nil
 }
 
 func (p *Plan) sweep() bool { return len(p.X.Sweep) > 0 }
@@ -192,7 +211,7 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 			if !p.Shard.ownsAny(i*p.Reps, p.Reps) {
 				continue
 			}
-			sc, err := p.X.Scenario(i)
+			sc, err := p.Scenario(i)
 			if err != nil {
 				dispatchErr = fmt.Errorf("%s: scenario %d: %w", p.Path, i, err)
 				cancel()
@@ -481,6 +500,7 @@ func aggregateRuns(runs []*results.Run) results.Aggregate {
 			a.Quantiles[i] /= nq
 		}
 	}
+	a.Latency.None = len(withLat) == 0
 	a.Tiers = aggregateTiers(runs)
 	a.Calls = aggregateCalls(runs)
 	if len(runs) > 1 {
@@ -1158,7 +1178,7 @@ func DescribeMissing(p *Plan, r *results.Experiment) string {
 		}
 		missing++
 		if len(names) < 3 {
-			sc, err := p.X.Scenario(i)
+			sc, err := p.Scenario(i)
 			if err == nil {
 				names = append(names, ScenarioName(sc.Variant, sc.Params))
 			}

@@ -56,7 +56,7 @@ const (
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdBench, cmdVersion, cmdHelp}
+	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdBench, cmdVersion, cmdHelp}
 }
 
 func lookup(name string) *command {
@@ -88,6 +88,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		printUsage(stdout)
 		return exitOK
+	case "-version", "--version", "-v":
+		name = "version"
 	}
 	c := lookup(name)
 	if c == nil {

@@ -110,6 +110,8 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 
 	w := e.stdout
 	status = exitOK
+	var agreed, notRun []string
+	var disagreed []string
 	for fi, x := range xs {
 		path := files[fi]
 		s := x.Seed
@@ -146,6 +148,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 					return exitFailure
 				}
 				fmt.Fprintf(w, "\nvariant %s: not run for real: %v\n", name, err)
+				notRun = append(notRun, path+": "+name)
 				continue
 			}
 			rep := realmode.Compare(sim, real, tol.ForScale(info.Scale))
@@ -153,6 +156,9 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 			if !rep.OK() {
 				verdict = fmt.Sprintf("DISAGREE on %d of %d", len(rep.Failed()), len(rep.Rows))
 				status = exitFailure
+				disagreed = append(disagreed, path+": "+name)
+			} else {
+				agreed = append(agreed, path+": "+name)
 			}
 			fmt.Fprintf(w, "\nvariant %s: %s (time scale %.4g: %s real for %s simulated)\n",
 				name, verdict, info.Scale, info.Real.Round(1e6), sc.Topology.Duration)
@@ -179,7 +185,24 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintln(w, verdictLine(agreed, disagreed, notRun))
 	return status
+}
+
+// verdictLine is validate's last line: how many variants agree, and which
+// do not.
+func verdictLine(agreed, disagreed, notRun []string) string {
+	n := len(agreed) + len(disagreed) + len(notRun)
+	var b strings.Builder
+	if len(disagreed) == 0 {
+		fmt.Fprintf(&b, "verdict: AGREE: %d of %d variants agree", len(agreed), n)
+	} else {
+		fmt.Fprintf(&b, "verdict: DISAGREE: %d of %d variants disagree (%s)", len(disagreed), n, strings.Join(disagreed, "; "))
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "; %d not run for real (%s)", len(notRun), strings.Join(notRun, "; "))
+	}
+	return b.String()
 }
 
 // firstPoint is the sweep's first point (nil without a sweep).

@@ -1,0 +1,90 @@
+package tsim
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tsim-dev/tsim"
+
+// layers lists, for every package of the module, the packages of the
+// module it may import (docs/architecture.md draws them). Arrows point
+// down: the engine knows nothing of tsim; the model builds on the engine;
+// the format and the executors on the model; the replication driver and
+// the analysis on those; reporting and pictures know results, not the
+// engine; the library surface and the command sit on top. A package that
+// is not listed fails the test, so a new one gets its place on purpose.
+var layers = map[string][]string{
+	"sim":               {},
+	"results":           {},
+	"topologies":        {},
+	"internal/atomicio": {},
+	"input":             {},
+	"model":             {"sim", "results"},
+	"format":            {"model", "results", "sim", "topologies"},
+	"realmode":          {"model", "results", "sim"},
+	"plots":             {"results"},
+	"report":            {"results", "plots", "internal/atomicio"},
+	"runner":            {"format", "model", "realmode", "results", "sim", "internal/atomicio", "input"},
+	"analysis":          {"format", "model", "runner", "results", "sim", "report", "plots"},
+	"dotnetconfig":      {"format", "model", "results", "sim"},
+	"bench":             {"format", "model", "sim", "topologies", "results", "runner"},
+	"experiments":       {},
+	"":                  {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
+	"cmd/tsim":          nil, // the command may import anything
+}
+
+// TestLayering keeps the arrows pointing down, from the sources' imports
+// (tests may import more: they exercise a package from above).
+func TestLayering(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "docs") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = ""
+		}
+		allowed, known := layers[pkg]
+		if !known {
+			if strings.HasPrefix(pkg, "bench/") {
+				return nil // the SimPy comparison's helpers
+			}
+			t.Errorf("package %q is not in the layering table of arch_test.go; give it its place", pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			rel, ok := strings.CutPrefix(p, module+"/")
+			if !ok || allowed == nil {
+				continue
+			}
+			if !slices.Contains(allowed, rel) {
+				t.Errorf("%s imports %s: package %q may import only %v", path, rel, pkg, allowed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tsim-dev/tsim/internal/atomicio"
+)
+
+// TestConcurrentRunsIntoOneDirectory: two runs of one file into one -o at
+// once either both finish with whole, identical outputs, or the second
+// refuses; never a mixed set of files.
+func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	refDir := t.TempDir()
+	if _, errs, st := tsim(t, nil, "run", f, "-o", refDir, "--quiet", "--outputs", "json,csv", "--reps", "1"); st != exitOK {
+		t.Fatalf("reference run: status %d: %s", st, errs)
+	}
+	want := readFile(t, filepath.Join(refDir, "small", "summary.json"))
+	trials := 100
+	if testing.Short() {
+		trials = 20
+	}
+	refused := 0
+	for i := range trials {
+		dir := t.TempDir()
+		var wg sync.WaitGroup
+		var st [2]int
+		var errs [2]string
+		for k := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[k], st[k] = tsim(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json,csv", "--reps", "1")
+			}()
+		}
+		wg.Wait()
+		for k := range 2 {
+			switch {
+			case st[k] == exitOK:
+			case st[k] == exitFailure && strings.Contains(errs[k], "another tsim process is writing there"):
+				refused++
+			default:
+				t.Fatalf("trial %d run %d: status %d: %s", i, k, st[k], errs[k])
+			}
+		}
+		if st[0] != exitOK && st[1] != exitOK {
+			t.Fatalf("trial %d: both refused: %q / %q", i, errs[0], errs[1])
+		}
+		if got := readFile(t, filepath.Join(dir, "small", "summary.json")); !bytes.Equal(got, want) {
+			t.Fatalf("trial %d: summary.json differs from a run alone", i)
+		}
+		for _, n := range listDir(t, filepath.Join(dir, "small")) {
+			if strings.HasPrefix(n, ".") {
+				t.Fatalf("trial %d: left %s", i, n)
+			}
+		}
+	}
+	t.Logf("%d trials, %d runs refused because the other held the directory", trials, refused)
+}
+
+// A second process holding the lock makes run refuse before simulating.
+func TestRunRefusesALockedDirectory(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	dir := t.TempDir()
+	d, err := atomicio.Lock(dir, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Unlock()
+	_, errs, st := tsim(t, nil, "run", f, "-o", dir)
+	if st != exitFailure || !strings.Contains(errs, "another tsim process is writing there") {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "small")); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote its directory: %v", err)
+	}
+}
+
+// An unusable -o is an error before any simulating, and names the place.
+func TestRunChecksOutputFirst(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	file := writeFile(t, "not-a-dir", "x")
+	_, errs, st := tsim(t, nil, "run", f, "-o", file)
+	if st != exitFailure || !strings.Contains(errs, "output:") || !strings.Contains(errs, file) {
+		t.Fatalf("-o a file: status %d, stderr %q", st, errs)
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := t.TempDir()
+		os.Chmod(ro, 0o555)
+		defer os.Chmod(ro, 0o755)
+		_, errs, st = tsim(t, nil, "run", f, "-o", ro)
+		if st != exitFailure || !strings.Contains(errs, "output:") {
+			t.Fatalf("-o read-only: status %d, stderr %q", st, errs)
+		}
+	}
+}
+
+// A file named "...toml" would write into the parent of -o; it is refused.
+func TestRunRefusesNamesThatClimbOut(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "...toml")
+	if err := os.WriteFile(f, []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, errs, st := tsim(t, nil, "run", f, "-o", out)
+	if st != exitFailure || !strings.Contains(errs, "no usable output directory name") {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	for _, n := range listDir(t, dir) {
+		if n != "...toml" && n != "out" {
+			t.Errorf("wrote %s next to -o", n)
+		}
+	}
+}
+
+// Temporary files of a killed run are removed by the next run.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "small")
+	os.MkdirAll(exp, 0o755)
+	for _, n := range []string{atomicio.TempPrefix + "counters.png.123", ".summary.json.tmp456"} {
+		if err := os.WriteFile(filepath.Join(exp, n), []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--no-plots"); st != exitOK {
+		t.Fatalf("status %d: %s", st, errs)
+	}
+	for _, n := range listDir(t, exp) {
+		if strings.HasPrefix(n, ".") {
+			t.Errorf("left %s", n)
+		}
+	}
+}
+
+// --outputs writes only the kinds asked for and removes the others.
+func TestRunOutputs(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	dir := t.TempDir()
+	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet"); st != exitOK {
+		t.Fatalf("status %d: %s", st, errs)
+	}
+	full := readFile(t, filepath.Join(dir, "small", "summary.json"))
+	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json"); st != exitOK {
+		t.Fatalf("status %d: %s", st, errs)
+	}
+	if got := strings.Join(listDir(t, filepath.Join(dir, "small")), " "); got != "summary.json" {
+		t.Errorf("--outputs json left %s", got)
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(dir, "small", "summary.json")), full) {
+		t.Errorf("summary.json depends on the other outputs")
+	}
+	if _, _, st := tsim(t, nil, "run", f, "--outputs", "pdf"); st != exitUsage {
+		t.Errorf("--outputs pdf: status %d, want usage", st)
+	}
+	if _, _, st := tsim(t, nil, "run", f, "--outputs", "json", "--no-plots"); st != exitUsage {
+		t.Errorf("--outputs with --no-plots: status %d, want usage", st)
+	}
+}
+
+// Where no request completed, JSON has null latency and CSV empty cells,
+// as the table shows "–", not zeros.
+func TestNoCompletionsHaveNoLatency(t *testing.T) {
+	f := writeFile(t, "stuck.toml", `name = "stuck"
+duration = "20s"
+[load]
+users = 5
+think = "1s"
+timeout = "1s"
+[[tier]]
+name = "fe"
+[[tier.step]]
+wait = "10s"
+`)
+	dir := t.TempDir()
+	out, errs, st := tsim(t, nil, "run", f, "-o", dir, "--outputs", "json,csv")
+	if st != exitOK {
+		t.Fatalf("status %d: %s", st, errs)
+	}
+	if !strings.Contains(out, "–") {
+		t.Errorf("table shows a latency:\n%s", out)
+	}
+	var s struct {
+		Latency *struct{ Mean float64 } `json:"latency_s"`
+	}
+	b := readFile(t, filepath.Join(dir, "stuck", "summary.json"))
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Latency != nil {
+		t.Errorf("latency_s = %+v, want null", *s.Latency)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(readFile(t, filepath.Join(dir, "stuck", "summary.csv")))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	if v := rows[1][col["latency_mean_s"]]; v != "" {
+		t.Errorf("latency_mean_s = %q, want empty", v)
+	}
+	if v := rows[1][col["complete"]]; v != "true" {
+		t.Errorf("complete = %q", v)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, a := range []string{"--version", "-version"} {
+		out, _, st := tsim(t, nil, a)
+		if st != exitOK || !strings.HasPrefix(out, "tsim version ") {
+			t.Errorf("%s: status %d, %q", a, st, out)
+		}
+	}
+}
+
+func TestValidateVerdictLine(t *testing.T) {
+	if got := verdictLine([]string{"a: x", "a: y"}, nil, nil); got != "verdict: AGREE: 2 of 2 variants agree" {
+		t.Errorf("%q", got)
+	}
+	if got := verdictLine([]string{"a: x"}, []string{"a: y"}, []string{"b: z"}); got != "verdict: DISAGREE: 1 of 3 variants disagree (a: y); 1 not run for real (b: z)" {
+		t.Errorf("%q", got)
+	}
+}
