@@ -35,6 +35,8 @@ var memCounter = counter{"memory held (MB)", palette[7], 1.4, []vg.Length{px(6),
 
 var cpuCounter = counter{"CPU %", palette[7], 1.4, nil, func(s results.TierSample) float64 { return s.CPU }}
 
+var allCounters = append(counters[:len(counters):len(counters)], cpuCounter, memCounter)
+
 func counterStyle(k counter) draw.LineStyle {
 	return draw.LineStyle{Color: k.color, Width: px(k.width), Dashes: k.dash}
 }
@@ -66,13 +68,13 @@ func Counters(title string, runs []Run) (*Figure, error) {
 			if len(s.Tiers) != len(names) {
 				return nil, fmt.Errorf("plots: counters: run %q: sample at %gs has %d tiers, want %d", r.Label, s.T, len(s.Tiers), len(names))
 			}
-			if err := checkFinite(fmt.Sprintf("counters: run %q: sample time", r.Label), s.T); err != nil {
-				return nil, err
+			if !finite(s.T) {
+				return nil, checkFinite(fmt.Sprintf("counters: run %q: sample time", r.Label), s.T)
 			}
 			for i, ts := range s.Tiers {
-				for _, k := range append(counters[:len(counters):len(counters)], cpuCounter, memCounter) {
-					if err := checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], k.name, s.T), k.get(ts)); err != nil {
-						return nil, err
+				for _, k := range allCounters {
+					if v := k.get(ts); !finite(v) {
+						return nil, checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], k.name, s.T), v)
 					}
 				}
 			}
@@ -97,72 +99,68 @@ func Counters(title string, runs []Run) (*Figure, error) {
 		}
 	}
 
+	anyMem := false
+	for _, m := range memMax {
+		anyMem = anyMem || m > 0
+	}
+	cols, blocks := counterColumns(len(runs))
 	var panels [][]*plot.Plot
 	var weights []float64
-	anyMem := false
-	for i, name := range names {
-		top := make([]*plot.Plot, len(runs))
-		cpu := make([]*plot.Plot, len(runs))
-		var mem []*plot.Plot
-		if memMax[i] > 0 {
-			mem = make([]*plot.Plot, len(runs))
-			anyMem = true
+	for b := range blocks {
+		if b > 0 {
+			panels = append(panels, make([]*plot.Plot, cols))
+			weights = append(weights, blockGap)
 		}
-		for j, r := range runs {
-			head := name
-			if len(runs) > 1 || r.Label != "" {
-				head = fmt.Sprintf("%s — %s", name, r.Label)
+		block := runs[b*cols : min(len(runs), (b+1)*cols)]
+		for i, name := range names {
+			top := make([]*plot.Plot, cols)
+			cpu := make([]*plot.Plot, cols)
+			var mem []*plot.Plot
+			if memMax[i] > 0 {
+				mem = make([]*plot.Plot, cols)
 			}
-			p := newPlot(head, "", "count")
-			for _, k := range counters {
-				l, err := plotter.NewLine(tierXY(r.Run.Series, i, k.get))
-				if err != nil {
-					return nil, err
+			for j, r := range block {
+				head := name
+				if len(runs) > 1 || r.Label != "" {
+					head = fmt.Sprintf("%s — %s", name, r.Label)
 				}
-				l.LineStyle = counterStyle(k)
-				p.Add(l)
-			}
-			p.X.Min, p.X.Max = 0, tmax
-			p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
-			top[j] = p
+				p := newPlot(head, "", "count")
+				for _, k := range counters {
+					p.Add(newSeriesLine(tierXY(r.Run.Series, i, k.get), counterStyle(k)))
+				}
+				p.X.Min, p.X.Max = 0, tmax
+				p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
+				top[j] = p
 
-			q := newPlot("", "time (s)", "CPU %")
-			l, err := plotter.NewLine(tierXY(r.Run.Series, i, cpuCounter.get))
-			if err != nil {
-				return nil, err
+				q := newPlot("", "time (s)", "CPU %")
+				q.Add(newSeriesLine(tierXY(r.Run.Series, i, cpuCounter.get), counterStyle(cpuCounter)))
+				q.X.Min, q.X.Max = 0, tmax
+				q.Y.Min, q.Y.Max = 0, 100
+				q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
+				cpu[j] = q
+				if mem != nil {
+					m := newPlot("", "time (s)", "memory MB")
+					m.Add(newSeriesLine(tierXY(r.Run.Series, i, memCounter.get), counterStyle(memCounter)))
+					m.X.Min, m.X.Max = 0, tmax
+					m.Y.Min, m.Y.Max = 0, niceMax(memMax[i])
+					mem[j] = m
+				}
 			}
-			l.LineStyle = counterStyle(cpuCounter)
-			q.Add(l)
-			q.X.Min, q.X.Max = 0, tmax
-			q.Y.Min, q.Y.Max = 0, 100
-			q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
-			cpu[j] = q
+			panels = append(panels, top, cpu)
+			weights = append(weights, 2.6, 1)
 			if mem != nil {
-				m := newPlot("", "time (s)", "memory MB")
-				l, err := plotter.NewLine(tierXY(r.Run.Series, i, memCounter.get))
-				if err != nil {
-					return nil, err
-				}
-				l.LineStyle = counterStyle(memCounter)
-				m.Add(l)
-				m.X.Min, m.X.Max = 0, tmax
-				m.Y.Min, m.Y.Max = 0, niceMax(memMax[i])
-				mem[j] = m
+				panels = append(panels, mem)
+				weights = append(weights, 1)
 			}
-		}
-		panels = append(panels, top, cpu)
-		weights = append(weights, 2.6, 1)
-		if mem != nil {
-			panels = append(panels, mem)
-			weights = append(weights, 1)
 		}
 	}
 
-	w := max(1200, 600*float64(len(runs)))
-	h := max(800, 120+380*float64(len(names)))
+	w := max(1200, 600*float64(cols))
+	perBlock := 380 * float64(len(names))
 	if anyMem {
-		h += 120 * float64(len(names))
+		perBlock += 120 * float64(len(names))
 	}
+	h := max(800, 120+float64(blocks)*perBlock+float64(blocks-1)*blockGapPx)
 	f := &Figure{Width: px(w), Height: px(h), title: title}
 	f.draw = func(c draw.Canvas) {
 		var entries []legendEntry
@@ -177,6 +175,26 @@ func Counters(title string, runs []Run) (*Figure, error) {
 		drawGrid(c, panels, weights, px(28), px(10))
 	}
 	return f, nil
+}
+
+// maxCounterColumns is the most runs drawn side by side, 600 pixels each;
+// more wrap into further blocks of rows, so that counters.png stays at
+// most 2,400 pixels wide.
+const maxCounterColumns = 4
+
+// blockGap and blockGapPx are the relative height of the empty row between
+// two blocks of runs and the pixels it adds to the picture.
+const (
+	blockGap   = 0.35
+	blockGapPx = 40
+)
+
+// counterColumns spreads n runs over as few blocks of at most
+// maxCounterColumns columns as it can, as evenly as it can: 7 runs are two
+// blocks of 4 and 3, 5 runs two of 3 and 2.
+func counterColumns(n int) (cols, blocks int) {
+	blocks = (n + maxCounterColumns - 1) / maxCounterColumns
+	return (n + blocks - 1) / blocks, blocks
 }
 
 // tierXY is one counter of one tier over time.

@@ -3,7 +3,10 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"image"
 	"image/color"
+	imagedraw "image/draw"
+	"image/png"
 	"io"
 	"math"
 	"strconv"
@@ -60,8 +63,9 @@ func (f *Figure) WritePNG(w io.Writer) error {
 		title += partialNote
 	}
 	f.draw(drawHeader(pad(draw.New(img), 8), title, f.subtitle))
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	// Fastest compression: it takes half the time of the default for
+	// files a few per cent larger.
+	return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img.Image())
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision
@@ -97,6 +101,8 @@ func textStyle(size float64, align text.XAlignment) text.Style {
 		Handler: plot.DefaultTextHandler,
 	}
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // checkFinite returns an error naming what is not a finite number.
 func checkFinite(what string, xs ...float64) error {
@@ -216,7 +222,52 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			}
 			m := own[j][i]
 			cc := draw.Crop(cells[j][i], left[i]-m.l, -(right[i] - m.r), bottom[j]-m.b, -(upper[j] - m.t))
-			p.Draw(cc)
+			drawPanel(cc, p)
+		}
+	}
+}
+
+// drawPanel draws p on c. On an image it draws on an image of the panel's
+// own size (and a margin) and copies that back: the rasteriser clears and
+// scans every row of its image for each stroke and each fill, so a small
+// image saves most of the work on a tall picture of many panels. The
+// panel's image is a whole number of pixels away from the picture's, so
+// the pixels come out the same.
+func drawPanel(c draw.Canvas, p *plot.Plot) {
+	img := imageCanvas(c.Canvas)
+	if img == nil {
+		p.Draw(c)
+		return
+	}
+	const margin = 16 // pixels: glyphs, caps and labels reach a little past the panel
+	pic := img.Image()
+	h := pic.Bounds().Dy() // image rows count down from the top; canvas y up from the bottom
+	r := image.Rect(
+		int(math.Floor(float64(c.Min.X/px(1))))-margin, h-int(math.Ceil(float64(c.Max.Y/px(1))))-margin,
+		int(math.Ceil(float64(c.Max.X/px(1))))+margin, h-int(math.Floor(float64(c.Min.Y/px(1))))+margin,
+	).Intersect(pic.Bounds())
+	if r.Empty() {
+		return
+	}
+	sub := vgimg.NewWith(vgimg.UseWH(px(float64(r.Dx())), px(float64(r.Dy()))), vgimg.UseDPI(dpi))
+	imagedraw.Draw(sub.Image(), sub.Image().Bounds(), pic, r.Min, imagedraw.Src)
+	shift := vg.Point{X: -px(float64(r.Min.X)), Y: px(float64(r.Max.Y - h))}
+	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
+	imagedraw.Draw(pic, r, sub.Image(), image.Point{}, imagedraw.Src)
+}
+
+// imageCanvas is the image canvas under c, or nil.
+func imageCanvas(c vg.Canvas) *vgimg.Canvas {
+	for {
+		switch x := c.(type) {
+		case *vgimg.Canvas:
+			return x
+		case draw.Canvas:
+			c = x.Canvas
+		case *draw.Canvas:
+			c = x.Canvas
+		default:
+			return nil
 		}
 	}
 }

@@ -45,8 +45,8 @@ func Latency(title string, runs []Run) (*Figure, error) {
 		}
 		tmax = max(tmax, r.Run.Duration)
 		for _, p := range r.Run.Points {
-			if err := checkFinite(fmt.Sprintf("latency: run %q: point", r.Label), p.T, p.Latency); err != nil {
-				return nil, err
+			if !finite(p.T) || !finite(p.Latency) {
+				return nil, checkFinite(fmt.Sprintf("latency: run %q: point", r.Label), p.T, p.Latency)
 			}
 			if int(p.Outcome) >= len(outcomeGlyphs) {
 				return nil, fmt.Errorf("plots: latency: run %q: unknown outcome %d", r.Label, p.Outcome)
@@ -82,12 +82,7 @@ func Latency(title string, runs []Run) (*Figure, error) {
 			if len(xy) == 0 {
 				continue
 			}
-			s, err := plotter.NewScatter(xy)
-			if err != nil {
-				return nil, err
-			}
-			s.GlyphStyle = outcomeGlyphs[o].style
-			p.Add(s)
+			p.Add(newPointCloud(xy, outcomeGlyphs[o].style))
 		}
 		p.X.Min, p.X.Max = 0, tmax
 		p.Y.Min, p.Y.Max = 0, niceMax(ymax)
