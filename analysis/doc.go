@@ -1,0 +1,31 @@
+// Package analysis answers the two questions tsim is asked after "what
+// happens": why is it slow, and what must change.
+//
+// Explain takes each variant of an experiment through three steps. First
+// the operational laws, before simulating: every throttle's capacity
+// bound L/H, the load's asymptotic bounds and the limit that binds first
+// (model.Analyse computes them from the compiled topology; it lives in
+// model because it reads the model's own cost rules). Then one simulation,
+// for where the response time went. Then a diagnosis: how busy the binding
+// limit was, what is idle, the smallest change that moves the bottleneck
+// (a knob, the key path that sets it and its value, from Little's law) and
+// what binds once it is out of the way, each change checked by applying it
+// to the variant and analysing again.
+//
+// Plan searches by simulating: the smallest setting that meets a goal
+// (ParseGoal reads "p99<4s,timeouts<0.1%"), by bisection on a capacity
+// setting or over a grid, or the most load a configuration holds. Every
+// point is replicated with the seeds of 'tsim run' (runner.ReplicationSeed)
+// on a runner.Executor, and a goal holds when its one-sided 95% Student t
+// bound across the replications does.
+//
+// Both return typed results — bounds, points, answers, proposed changes —
+// and write their text (WriteText) with report's tables and number
+// formats; the command line only parses flags, calls, prints and draws.
+//
+// Package analysis builds on format, model, runner, results, sim and
+// report (for its formats and tables only). It must not import cmd/tsim or
+// the root package tsim, and it draws no picture: plots are reached, if at
+// all, through report, and the pictures of explain and plan are drawn by
+// their callers from the typed results.
+package analysis

@@ -1,0 +1,92 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+func TestParseGoal(t *testing.T) {
+	gs, err := ParseGoal("p99<1s, timeouts<0.1%,goodput>50,p99.9<250ms,rejected<2%,throughput>10/s,mean<2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Goal{
+		{"p99", true, 1, "p99 < 1s"}, {"timeouts", true, 0.001, "timeouts < 0.1%"}, {"goodput", false, 50, "goodput > 50"},
+		{"p99.9", true, 0.25, "p99.9 < 250ms"}, {"rejected", true, 0.02, "rejected < 2%"}, {"throughput", false, 10, "throughput > 10/s"},
+		{"mean", true, 2, "mean < 2s"},
+	}
+	if len(gs) != len(want) {
+		t.Fatalf("%d clauses", len(gs))
+	}
+	for i := range want {
+		if gs[i] != want[i] {
+			t.Errorf("clause %d: %+v, want %+v", i, gs[i], want[i])
+		}
+	}
+	for _, bad := range []string{"p99>1s", "p99<1", "timeouts<0.1", "timeouts>1%", "goodput<5", "latency<1s", "p99", "p99<-1s", "timeouts<200%"} {
+		if _, err := ParseGoal(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestGoalJudge(t *testing.T) {
+	g := Goal{Metric: "p99", Less: true, Limit: 3.7}
+	// {1, 2, 3}: mean 2, s = 1, t(0.95, 2) = 2.919986: bound 2 + 2.919986/√3.
+	mean, bound, ok := g.Judge([]float64{1, 2, 3})
+	if mean != 2 || math.Abs(bound-(2+2.919986/math.Sqrt(3))) > 1e-5 || !ok {
+		t.Errorf("mean %v bound %v ok %v", mean, bound, ok)
+	}
+	g.Limit = 3.6
+	if _, _, ok := g.Judge([]float64{1, 2, 3}); ok {
+		t.Errorf("met a limit below the upper bound")
+	}
+	low := Goal{Metric: "goodput", Limit: 0.3}
+	if _, b, ok := low.Judge([]float64{1, 2, 3}); !ok || math.Abs(b-0.3141455) > 1e-6 {
+		t.Errorf("lower bound %v, ok %v; want 2 − 1.686 = 0.314 and the goal of 0.3 met", b, ok)
+	}
+	if _, _, ok := g.Judge([]float64{1, math.Inf(1)}); ok {
+		t.Errorf("a replication without completions met a latency goal")
+	}
+	if m, b, ok := g.Judge([]float64{3}); m != 3 || b != 3 || !ok {
+		t.Errorf("one replication: %v %v %v", m, b, ok)
+	}
+	r := &results.Run{GoodputPerS: 0, Latency: results.Latency{P99: 0}}
+	if v := g.Of(r); !math.IsInf(v, 1) {
+		t.Errorf("latency without completions: %v", v)
+	}
+}
+
+func TestParseVary(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		vals   string
+		ints   bool
+		lo, hi int
+	}{
+		{"k=1..128", "1 2 4 8 16 32 64 128", true, 1, 128},
+		{"k=3..100", "3 4 8 16 32 64 100", true, 3, 100},
+		{"k=2..9", "2 3 4 5 6 7 8 9", true, 2, 9},
+		{"k=1s..10s", "1s 2s 4s 8s 10s", false, 0, 0},
+		{"k=0.5..3", "0.5 1 2 3", false, 0, 0},
+		{"k=wcf35,wcf4", "wcf35 wcf4", false, 0, 0},
+		{"k=8", "8", false, 0, 0},
+	} {
+		a, err := ParseVary(tc.in)
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if got := strings.Join(a.Values, " "); got != tc.vals || a.Ints != tc.ints || a.Lo != tc.lo || a.Hi != tc.hi {
+			t.Errorf("%s: %q ints %v %d..%d", tc.in, got, a.Ints, a.Lo, a.Hi)
+		}
+	}
+	for _, bad := range []string{"k", "=1..2", "k=5..2", "k=0s..1s", "k=a..b"} {
+		if _, err := ParseVary(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
