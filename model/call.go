@@ -21,6 +21,10 @@ type callStat struct {
 	backoff    sim.Sampler
 	hasBackoff bool
 	jitter     *sim.Stream
+	// deadlines and waitTimeouts schedule the call's timeout and its
+	// connection wait timeout: fixed delays, so lanes, where the cancellation
+	// of a deadline that did not fire (nearly all of them) costs O(1).
+	deadlines, waitTimeouts *sim.Lane
 
 	lvInUse, lvWaiting                         sim.Level
 	wait                                       *sim.Histogram
@@ -85,6 +89,12 @@ func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
 		cs.hasBackoff = true
 	}
 	cs.jitter = r.e.Stream(path + "/jitter")
+	if spec.Timeout > 0 {
+		cs.deadlines = r.e.NewLane(spec.Timeout, sim.ClassTimeout)
+	}
+	if spec.Conn.WaitTimeout > 0 {
+		cs.waitTimeouts = r.e.NewLane(spec.Conn.WaitTimeout, sim.ClassTimeout)
+	}
 	r.calls = append(r.calls, cs)
 	if from != nil {
 		from.out = append(from.out, cs)
@@ -275,7 +285,7 @@ func (c *call) attemptStart() {
 	c.attempt++
 	c.phase = cpProxy
 	if c.spec.Timeout > 0 {
-		c.deadline = c.r.e.Schedule(c.spec.Timeout, sim.ClassTimeout, c, ckDeadline, nil)
+		c.deadline = c.cs.deadlines.Schedule(c, ckDeadline, nil)
 	}
 	c.advance()
 }
@@ -429,7 +439,7 @@ func (c *call) advance() {
 			c.phaseAt = c.r.e.Now()
 			if !c.cs.conns.acquire(&c.wr, c, ckGranted, nil) {
 				if cn.WaitTimeout > 0 {
-					c.timer = c.r.e.Schedule(cn.WaitTimeout, sim.ClassTimeout, c, ckWaitTimeout, nil)
+					c.timer = c.cs.waitTimeouts.Schedule(c, ckWaitTimeout, nil)
 				}
 				return
 			}

@@ -1,5 +1,7 @@
 package sim
 
+import "time"
+
 // Class orders events that fall on the same instant. Lower classes run first.
 type Class uint8
 
@@ -32,16 +34,31 @@ type Handler interface {
 }
 
 // slot holds a scheduled event's payload. Slots are recycled through a free
-// list, so steady-state scheduling allocates nothing.
+// list, so steady-state scheduling allocates nothing. A slot's generation
+// is bumped when it is released, so the EventIDs and lane references that
+// carry the old generation go stale at once: an ID names a scheduled event
+// exactly when its generation is its slot's.
 type slot struct {
 	h    Handler
 	arg  any
+	at   Time   // a lane event's instant (a heap event's is heap[pos].at)
+	key  uint64 // a lane event's ordering key
 	kind int32
-	pos  int32  // index in the heap, -1 when free
-	gen  uint32 // bumped on every reuse; EventIDs carry it
+	// pos is the index in the heap, posLane for an event queued in a lane,
+	// posFree for a representative out of the heap; on the free list, 1 +
+	// the next free slot (0: none).
+	pos  int32
+	gen  uint32 // odd, so never 0 (the zero EventID names nothing)
+	lane int32  // 1 + index of the lane of a lane event or a lane's representative; 0 otherwise
 }
 
+const (
+	posFree = -1
+	posLane = -2
+)
+
 // entry is one heap element: the ordering key and the slot it refers to.
+// It holds no pointers, so sifting it costs no write barriers.
 type entry struct {
 	at   Time
 	key  uint64 // class<<56 | insertion sequence
@@ -54,103 +71,230 @@ func (a *entry) less(b *entry) bool {
 
 const seqBits = 56
 
-// calendar is an index-tracked 4-ary min-heap of events. A 4-ary heap does
-// fewer cache-missing levels than a binary one for the same comparisons.
+// calendar is an index-tracked 4-ary min-heap of events, plus lanes (see
+// Lane) whose events wait outside the heap. A 4-ary heap does fewer
+// cache-missing levels than a binary one for the same comparisons.
+//
+// Events are ordered by (time, class, sequence), the sequence being taken
+// from one counter when an event is scheduled, wherever it then waits: a
+// lane event carries the key it would have had in the heap, and a lane's
+// representative carries its head's, so the order in which events run is
+// the same as if every event were in the heap.
 type calendar struct {
 	heap  []entry
 	slots []slot
-	free  []int32
+	free  int32 // 1 + the first slot of the free list; 0 when it is empty
 	seq   uint64
+	n     int // events scheduled (heap events and live lane events, not representatives)
+	lanes []*Lane
 }
 
-func (c *calendar) len() int { return len(c.heap) }
+func (c *calendar) len() int { return c.n }
+
+// alloc takes a slot off the free list.
+func (c *calendar) alloc() int32 {
+	if f := c.free; f != 0 {
+		c.free = c.slots[f-1].pos
+		return f - 1
+	}
+	return c.newSlot()
+}
+
+// newSlot grows the slot table by one slot (kept out of line so that the
+// common path of push spills nothing).
+//
+//go:noinline
+func (c *calendar) newSlot() int32 {
+	c.slots = append(c.slots, slot{gen: 1, pos: posFree})
+	return int32(len(c.slots) - 1)
+}
+
+//go:noinline
+func (c *calendar) growHeap() {
+	c.heap = append(c.heap, entry{})[:len(c.heap)]
+}
+
+// release voids a slot's generation and puts it on the free list. The slot
+// keeps its handler and argument until it is reused: that holds on to at
+// most as many objects as the calendar ever held events, and spares every
+// event two write barriers.
+func (c *calendar) release(s int32) {
+	sl := &c.slots[s]
+	sl.gen += 2 // stays odd
+	sl.lane = 0
+	sl.pos = c.free
+	c.free = s + 1
+}
+
+// nextKey takes the next insertion sequence number for class.
+func (c *calendar) nextKey(class Class) uint64 {
+	c.seq++
+	if c.seq >= 1<<seqBits {
+		seqOverflow()
+	}
+	return uint64(class)<<seqBits | c.seq
+}
+
+func seqOverflow() { panic("sim: event sequence overflow") }
 
 func (c *calendar) push(at Time, class Class, h Handler, kind int32, arg any) EventID {
-	var s int32
-	if n := len(c.free); n > 0 {
-		s = c.free[n-1]
-		c.free = c.free[:n-1]
+	// alloc, nextKey and insert, by hand: this is the hottest path of all.
+	s := c.free - 1
+	if s < 0 {
+		s = c.newSlot()
 	} else {
-		c.slots = append(c.slots, slot{})
-		s = int32(len(c.slots) - 1)
+		c.free = c.slots[s].pos
 	}
 	sl := &c.slots[s]
-	sl.gen++
-	if sl.gen == 0 { // never hand out the zero generation
-		sl.gen = 1
-	}
 	sl.h, sl.arg, sl.kind = h, arg, kind
 	c.seq++
 	if c.seq >= 1<<seqBits {
-		panic("sim: event sequence overflow")
+		seqOverflow()
 	}
+	c.n++
 	i := len(c.heap)
-	c.heap = append(c.heap, entry{at: at, key: uint64(class)<<seqBits | c.seq, slot: s})
-	sl.pos = int32(i)
-	c.up(i)
-	return EventID{slot: s, gen: sl.gen}
+	if i == cap(c.heap) {
+		c.growHeap()
+	}
+	c.heap = c.heap[:i+1]
+	c.up(i, entry{at: at, key: uint64(class)<<seqBits | c.seq, slot: s})
+	return EventID{slot: s, gen: c.slots[s].gen}
+}
+
+// insert adds x to the heap.
+func (c *calendar) insert(x entry) {
+	i := len(c.heap)
+	if i == cap(c.heap) {
+		c.growHeap()
+	}
+	c.heap = c.heap[:i+1]
+	c.up(i, x)
+}
+
+// next removes the earliest event due no later than until and returns it,
+// skipping (without returning) what lanes left behind: cancelled heads and
+// representatives that must move on. The event's slot is released before
+// its handler runs, so the handler may schedule.
+func (c *calendar) next(until Time) (at Time, key uint64, h Handler, kind int32, arg any, ok bool) {
+	for len(c.heap) > 0 {
+		top := &c.heap[0]
+		at, key = top.at, top.key
+		if at > until {
+			break
+		}
+		s := top.slot
+		sl := &c.slots[s]
+		if sl.lane == 0 {
+			c.removeTop()
+		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
+			// A lane's representative stood for its head.
+			sl = &c.slots[s]
+		} else {
+			continue // it moved on
+		}
+		c.n--
+		c.release(s)
+		return at, key, sl.h, sl.kind, sl.arg, true
+	}
+	return 0, 0, nil, 0, nil, false
 }
 
 // pop removes the earliest event and returns its time, class and payload.
-// The slot is released before the handler runs, so the handler may schedule.
 func (c *calendar) pop() (at Time, class Class, h Handler, kind int32, arg any) {
-	top := c.heap[0]
-	c.removeAt(0)
-	sl := &c.slots[top.slot]
-	h, kind, arg = sl.h, sl.kind, sl.arg
-	c.release(top.slot)
-	return top.at, Class(top.key >> seqBits), h, kind, arg
-}
-
-func (c *calendar) release(s int32) {
-	sl := &c.slots[s]
-	sl.h, sl.arg, sl.pos = nil, nil, -1
-	c.free = append(c.free, s)
+	at, key, h, kind, arg, ok := c.next(MaxTime)
+	if !ok {
+		panic("sim: pop of an empty calendar")
+	}
+	return at, Class(key >> seqBits), h, kind, arg
 }
 
 // cancel removes the event named by id if it is still scheduled.
 func (c *calendar) cancel(id EventID) bool {
-	if id.gen == 0 || int(id.slot) >= len(c.slots) {
+	sl, ok := c.live(id)
+	if !ok {
 		return false
 	}
-	sl := &c.slots[id.slot]
-	if sl.gen != id.gen || sl.pos < 0 {
-		return false
+	c.n--
+	if sl.pos == posLane {
+		l := c.lanes[sl.lane-1]
+		c.release(id.slot)
+		l.cancelled()
+		return true
 	}
 	c.removeAt(int(sl.pos))
 	c.release(id.slot)
 	return true
 }
 
-// pending reports whether id is still scheduled, and when.
-func (c *calendar) pending(id EventID) (Time, bool) {
-	if id.gen == 0 || int(id.slot) >= len(c.slots) {
-		return 0, false
+// move reschedules the pending heap event id to at with a new key, as a
+// cancel and a push would, in one sift. It reports whether id was pending
+// in the heap.
+func (c *calendar) move(id EventID, at Time, class Class) bool {
+	sl, ok := c.live(id)
+	if !ok || sl.pos < 0 {
+		return false
+	}
+	i := int(sl.pos)
+	x := entry{at: at, key: c.nextKey(class), slot: id.slot}
+	if x.less(&c.heap[i]) {
+		c.up(i, x)
+	} else {
+		c.down(i, x)
+	}
+	return true
+}
+
+// live returns id's slot if id names a scheduled event.
+func (c *calendar) live(id EventID) (*slot, bool) {
+	if uint(id.slot) >= uint(len(c.slots)) {
+		return nil, false
 	}
 	sl := &c.slots[id.slot]
-	if sl.gen != id.gen || sl.pos < 0 {
+	if sl.gen != id.gen {
+		return nil, false
+	}
+	return sl, true
+}
+
+// pending reports whether id is still scheduled, and when.
+func (c *calendar) pending(id EventID) (Time, bool) {
+	sl, ok := c.live(id)
+	if !ok {
 		return 0, false
+	}
+	if sl.pos == posLane {
+		return sl.at, true
 	}
 	return c.heap[sl.pos].at, true
 }
 
-func (c *calendar) removeAt(i int) {
+// removeTop removes the heap's root.
+func (c *calendar) removeTop() {
 	last := len(c.heap) - 1
-	if i != last {
-		c.heap[i] = c.heap[last]
-		c.slots[c.heap[i].slot].pos = int32(i)
-	}
+	x := c.heap[last]
 	c.heap = c.heap[:last]
-	if i < last {
-		if !c.down(i) {
-			c.up(i)
-		}
+	if last > 0 {
+		c.down(0, x)
 	}
 }
 
-func (c *calendar) up(i int) {
+func (c *calendar) removeAt(i int) {
+	last := len(c.heap) - 1
+	x := c.heap[last]
+	c.heap = c.heap[:last]
+	if i == last {
+		return
+	}
+	if x.less(&c.heap[i]) {
+		c.up(i, x)
+	} else {
+		c.down(i, x)
+	}
+}
+
+// up puts x, which belongs at or above the hole at i, in its place.
+func (c *calendar) up(i int, x entry) {
 	h := c.heap
-	x := h[i]
 	for i > 0 {
 		p := (i - 1) / 4
 		if !x.less(&h[p]) {
@@ -164,22 +308,17 @@ func (c *calendar) up(i int) {
 	c.slots[x.slot].pos = int32(i)
 }
 
-// down sifts element i down; it reports whether it moved.
-func (c *calendar) down(i0 int) bool {
+// down puts x, which belongs at or below the hole at i, in its place.
+func (c *calendar) down(i int, x entry) {
 	h := c.heap
 	n := len(h)
-	i := i0
-	x := h[i]
 	for {
 		first := 4*i + 1
 		if first >= n {
 			break
 		}
 		m := first
-		end := first + 4
-		if end > n {
-			end = n
-		}
+		end := min(first+4, n)
 		for j := first + 1; j < end; j++ {
 			if h[j].less(&h[m]) {
 				m = j
@@ -194,12 +333,13 @@ func (c *calendar) down(i0 int) bool {
 	}
 	h[i] = x
 	c.slots[x.slot].pos = int32(i)
-	return i > i0
 }
 
-// verify checks the heap property and the slot back-pointers. Tests call it
-// after every operation.
+// verify checks the heap property, the slot back-pointers, the lanes'
+// representatives and the count of scheduled events. Tests call it after
+// every operation.
 func (c *calendar) verify() error {
+	reps := 0
 	for i := range c.heap {
 		if p := (i - 1) / 4; i > 0 && c.heap[i].less(&c.heap[p]) {
 			return errHeap{i}
@@ -207,6 +347,19 @@ func (c *calendar) verify() error {
 		if c.slots[c.heap[i].slot].pos != int32(i) {
 			return errHeap{i}
 		}
+		if c.slots[c.heap[i].slot].lane != 0 {
+			reps++
+		}
+	}
+	n := len(c.heap) - reps
+	for k, l := range c.lanes {
+		if err := l.verify(k); err != nil {
+			return err
+		}
+		n += l.live
+	}
+	if n != c.n {
+		return errCalendar("calendar: count of scheduled events is off")
 	}
 	return nil
 }
@@ -214,6 +367,10 @@ func (c *calendar) verify() error {
 type errHeap struct{ i int }
 
 func (e errHeap) Error() string { return "calendar: heap invariant broken at index " + itoa(e.i) }
+
+type errCalendar string
+
+func (e errCalendar) Error() string { return string(e) }
 
 func itoa(i int) string {
 	if i == 0 {
@@ -235,4 +392,201 @@ func itoa(i int) string {
 		b[p] = '-'
 	}
 	return string(b[p:])
+}
+
+// ---------------------------------------------------------------------------
+// lanes
+
+// Lane schedules events that each run a fixed delay after they are
+// scheduled, in one class: request deadlines, say. Since the clock never
+// goes back, a lane's events fall due in the order they were scheduled, so
+// the lane keeps them in a FIFO and only its head in the calendar's heap;
+// cancelling one (what happens to the deadline of almost every request) costs
+// O(1) and never touches the heap. A lane's events have the place among
+// other events at the same instant that Schedule would have given them, and
+// their EventIDs work with Engine.Cancel and Engine.When like any other.
+//
+// A Lane belongs to its Engine; make one per distinct delay with
+// Engine.NewLane.
+type Lane struct {
+	c     *calendar
+	e     *Engine
+	delay time.Duration
+	class Class
+	rep   int32 // the slot of the representative, in the heap while the FIFO is not empty
+
+	// FIFO of references to the lane's events, cancelled ones included
+	// until they reach the head or the FIFO is compacted.
+	q       []laneRef // len is 0 or a power of two
+	head, m int
+	live    int // events in the FIFO not cancelled
+}
+
+type laneRef struct {
+	slot int32
+	gen  uint32
+}
+
+// NewLane returns a lane whose events run delay after they are scheduled
+// (a negative delay counts as zero), in class class.
+func (e *Engine) NewLane(delay time.Duration, class Class) *Lane {
+	if class >= numClasses {
+		panic("sim: unknown event class")
+	}
+	if delay < 0 {
+		delay = 0
+	}
+	c := &e.cal
+	l := &Lane{c: c, e: e, delay: delay, class: class}
+	c.lanes = append(c.lanes, l)
+	l.rep = c.alloc()
+	c.slots[l.rep].lane = int32(len(c.lanes))
+	return l
+}
+
+// Delay returns the lane's delay.
+func (l *Lane) Delay() time.Duration { return l.delay }
+
+// Schedule arranges for h.OnEvent(e, kind, arg) to run the lane's delay from
+// now, as Engine.Schedule(l.Delay(), class, h, kind, arg) would.
+func (l *Lane) Schedule(h Handler, kind int32, arg any) EventID {
+	c := l.c
+	s := c.alloc()
+	sl := &c.slots[s]
+	sl.h, sl.arg, sl.kind = h, arg, kind
+	sl.at, sl.key = l.e.now.Add(l.delay), c.nextKey(l.class)
+	sl.pos, sl.lane = posLane, c.slots[l.rep].lane
+	c.n++
+	l.live++
+	if l.m == len(l.q) {
+		l.grow()
+	}
+	l.q[(l.head+l.m)&(len(l.q)-1)] = laneRef{s, sl.gen}
+	l.m++
+	if l.m == 1 {
+		c.insert(entry{at: sl.at, key: sl.key, slot: l.rep})
+	}
+	return EventID{slot: s, gen: sl.gen}
+}
+
+func (l *Lane) grow() {
+	n := 2 * len(l.q)
+	if n == 0 {
+		n = 16
+	}
+	q := make([]laneRef, n)
+	for i := range l.m {
+		q[i] = l.q[(l.head+i)&(len(l.q)-1)]
+	}
+	l.q, l.head = q, 0
+}
+
+func (l *Lane) isLive(r laneRef) bool { return l.c.slots[r.slot].gen == r.gen }
+
+// dropStale removes cancelled events from the head of the FIFO.
+func (l *Lane) dropStale() {
+	for l.m > 0 && !l.isLive(l.q[l.head]) {
+		l.q[l.head] = laneRef{}
+		l.head = (l.head + 1) & (len(l.q) - 1)
+		l.m--
+	}
+}
+
+// due is the representative (at the root of the heap, with key at, key)
+// coming up. If the head of the FIFO is the event it stands for, due takes
+// that event off the FIFO, moves the representative on to the next head
+// (or out of the heap) and returns the event's slot. Otherwise it moves the
+// representative to the live head, or out of the heap, and returns -1.
+func (l *Lane) due(at Time, key uint64) int32 {
+	c := l.c
+	l.dropStale()
+	s := int32(-1)
+	if l.m > 0 {
+		if sl := &c.slots[l.q[l.head].slot]; sl.at == at && sl.key == key {
+			s = l.q[l.head].slot
+			l.q[l.head] = laneRef{}
+			l.head = (l.head + 1) & (len(l.q) - 1)
+			l.m--
+			l.live--
+			l.dropStale()
+		}
+	}
+	l.follow()
+	return s
+}
+
+// follow puts the representative at the FIFO's head's (at, key), or takes it
+// out of the heap when the FIFO is empty. The head only ever moves on, so
+// the representative only moves later.
+func (l *Lane) follow() {
+	c := l.c
+	i := int(c.slots[l.rep].pos)
+	if l.m == 0 {
+		c.removeAt(i)
+		c.slots[l.rep].pos = posFree
+		return
+	}
+	sl := &c.slots[l.q[l.head].slot]
+	if e := c.heap[i]; e.at != sl.at || e.key != sl.key {
+		c.down(i, entry{at: sl.at, key: sl.key, slot: l.rep})
+	}
+}
+
+// cancelled notes that one of the lane's events was cancelled; when most of
+// the FIFO is cancelled events, it compacts it, so that a lane holds
+// memory in proportion to its live events, not to its rate times its delay.
+func (l *Lane) cancelled() {
+	l.live--
+	if l.m < 64 || l.m < 4*l.live {
+		return
+	}
+	k := 0
+	for i := range l.m {
+		r := l.q[(l.head+i)&(len(l.q)-1)]
+		if l.isLive(r) {
+			l.q[(l.head+k)&(len(l.q)-1)] = r
+			k++
+		}
+	}
+	for i := k; i < l.m; i++ {
+		l.q[(l.head+i)&(len(l.q)-1)] = laneRef{}
+	}
+	l.m = k
+	l.follow()
+}
+
+// verify checks the lane's FIFO order, live count and representative.
+func (l *Lane) verify(k int) error {
+	c := l.c
+	live := 0
+	var prev *slot
+	for i := range l.m {
+		r := l.q[(l.head+i)&(len(l.q)-1)]
+		if !l.isLive(r) {
+			continue
+		}
+		live++
+		sl := &c.slots[r.slot]
+		if sl.pos != posLane || sl.lane != int32(k+1) {
+			return errCalendar("calendar: lane " + itoa(k) + ": event not marked as queued in it")
+		}
+		if prev != nil && (sl.at < prev.at || sl.at == prev.at && sl.key < prev.key) {
+			return errCalendar("calendar: lane " + itoa(k) + ": FIFO out of order")
+		}
+		prev = sl
+	}
+	if live != l.live {
+		return errCalendar("calendar: lane " + itoa(k) + ": live count is off")
+	}
+	rp := c.slots[l.rep].pos
+	if (l.m > 0) != (rp >= 0) {
+		return errCalendar("calendar: lane " + itoa(k) + ": representative in the heap iff events queued")
+	}
+	if l.m > 0 {
+		h := c.slots[l.q[l.head].slot]
+		if e := c.heap[rp]; l.isLive(l.q[l.head]) && (e.at > h.at || e.at == h.at && e.key > h.key) {
+			return errCalendar("calendar: lane " + itoa(k) + ": representative after its head")
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"sort"
 	"testing"
 	"time"
@@ -69,6 +70,235 @@ func TestCalendarAgainstSortedSlice(t *testing.T) {
 		if c.len() != len(live) {
 			t.Fatalf("op %d: len %d, want %d", op, c.len(), len(live))
 		}
+	}
+}
+
+// TestCalendarWithLanesAgainstSortedSlice mixes heap events, lane events
+// (lanes with equal and distinct delays, so that lane events tie with each
+// other and with heap events), pops, cancels, Reschedule and When, and
+// compares every pop with a sorted-slice reference ordered by (time, class,
+// sequence), the sequence counted as Schedule counts it. It verifies the
+// heap and the lanes after every operation.
+func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
+	type ref struct {
+		at    Time
+		class Class
+		seq   int
+		kind  int32
+		id    EventID
+	}
+	rng := NewStreams(11).Stream("calendar-lanes-test")
+	e := New(1)
+	c := &e.cal
+	lanes := []*Lane{
+		e.NewLane(5, ClassTimeout),
+		e.NewLane(5, ClassTimeout),
+		e.NewLane(0, ClassRelease),
+		e.NewLane(300, ClassCompletion),
+		e.NewLane(300, ClassTimeout),
+	}
+	less := func(a, b ref) bool {
+		if a.at != b.at {
+			return a.at < b.at
+		}
+		if a.class != b.class {
+			return a.class < b.class
+		}
+		return a.seq < b.seq
+	}
+	var live []ref // kept sorted
+	insert := func(x ref) {
+		i := sort.Search(len(live), func(i int) bool { return less(x, live[i]) })
+		live = append(live, ref{})
+		copy(live[i+1:], live[i:])
+		live[i] = x
+	}
+	seq, kind := 0, int32(0)
+	compactions := 0
+	for op := 0; op < 300000; op++ {
+		// Alternate phases that fill the calendar (and the lanes past
+		// their compaction threshold) and phases that drain it.
+		filling := op/3000%2 == 0
+		r := rng.IntN(20)
+		switch {
+		case len(live) == 0:
+			r = 0
+		case filling && r >= 12 && r < 14:
+			r = 15 // cancel rather than pop: lanes fill with cancelled events
+		case !filling && r < 10:
+			r += 10
+		}
+		queued := 0
+		for _, l := range lanes {
+			queued += l.m
+		}
+		switch {
+		case r < 4:
+			at := e.now + Time(rng.IntN(400)) // many ties on purpose
+			class := Class(rng.IntN(int(numClasses)))
+			seq++
+			kind++
+			insert(ref{at, class, seq, kind, c.push(at, class, nil, kind, nil)})
+		case r < 10:
+			l := lanes[rng.IntN(len(lanes))]
+			seq++
+			kind++
+			insert(ref{e.now.Add(l.Delay()), l.class, seq, kind, l.Schedule(nil, kind, nil)})
+		case r < 14:
+			at, key, _, k, _, ok := c.next(MaxTime)
+			want := live[0]
+			live = live[1:]
+			if !ok || at != want.at || Class(key>>seqBits) != want.class || k != want.kind {
+				t.Fatalf("op %d: next = (%d,%d,%d,%v), want (%d,%d,%d)", op, at, key>>seqBits, k, ok, want.at, want.class, want.kind)
+			}
+			e.now = at
+			if c.cancel(want.id) {
+				t.Fatalf("op %d: cancelling a popped event succeeded", op)
+			}
+			if _, ok := c.pending(want.id); ok {
+				t.Fatalf("op %d: a popped event is pending", op)
+			}
+		case r < 18:
+			i := rng.IntN(len(live))
+			if !c.cancel(live[i].id) {
+				t.Fatalf("op %d: cancel of pending event failed", op)
+			}
+			if c.cancel(live[i].id) {
+				t.Fatalf("op %d: second cancel succeeded", op)
+			}
+			live = append(live[:i], live[i+1:]...)
+			after := 0
+			for _, l := range lanes {
+				after += l.m
+			}
+			if after < queued-1 {
+				compactions++
+			}
+		case r < 19:
+			i := rng.IntN(len(live))
+			x := live[i]
+			if at, ok := c.pending(x.id); !ok || at != x.at {
+				t.Fatalf("op %d: When = %v %v, want %v", op, at, ok, x.at)
+			}
+			d := time.Duration(rng.IntN(400))
+			class := Class(rng.IntN(int(numClasses)))
+			id, ok := e.Reschedule(x.id, d, class)
+			if !ok {
+				t.Fatalf("op %d: Reschedule of a pending event failed", op)
+			}
+			seq++
+			live = append(live[:i], live[i+1:]...)
+			insert(ref{e.now.Add(d), class, seq, x.kind, id})
+		default:
+			if _, ok := e.Reschedule(EventID{}, 0, ClassRelease); ok {
+				t.Fatalf("op %d: Reschedule of the zero EventID succeeded", op)
+			}
+		}
+		if err := c.verify(); err != nil {
+			t.Fatalf("op %d: %v", op, err)
+		}
+		if c.len() != len(live) {
+			t.Fatalf("op %d: len %d, want %d", op, c.len(), len(live))
+		}
+	}
+	if compactions < 10 {
+		t.Fatalf("%d lane compactions: the test no longer exercises them", compactions)
+	}
+	t.Logf("%d lane compactions", compactions)
+}
+
+// A lane whose events are nearly all cancelled holds memory in proportion
+// to its live events, not to its rate times its delay.
+func TestLaneMemoryFollowsLiveEvents(t *testing.T) {
+	e := New(1)
+	l := e.NewLane(time.Hour, ClassTimeout)
+	r := &recorder{}
+	var keep []EventID
+	for i := 0; i < 1_000_000; i++ {
+		id := l.Schedule(r, int32(i), nil)
+		if i%1000 == 0 {
+			keep = append(keep, id)
+		} else {
+			e.Cancel(id)
+		}
+		e.now++
+	}
+	if err := e.cal.verify(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.q); n > 8*len(keep)+256 {
+		t.Fatalf("lane FIFO of %d entries for %d live events", n, len(keep))
+	}
+	if e.Pending() != len(keep) {
+		t.Fatalf("pending %d, want %d", e.Pending(), len(keep))
+	}
+	e.Run(MaxTime)
+	if len(r.got) != len(keep) {
+		t.Fatalf("%d events ran, want %d", len(r.got), len(keep))
+	}
+	for i, k := range r.got {
+		if k != int32(1000*i) {
+			t.Fatalf("event %d has kind %d, want %d", i, k, 1000*i)
+		}
+	}
+}
+
+// Lane events keep the place Schedule would give them among events at the
+// same instant and class: here a lane deadline scheduled between two
+// ordinary timeouts due at the same instant runs between them.
+func TestLaneTieOrder(t *testing.T) {
+	e := New(1)
+	r := &recorder{}
+	l := e.NewLane(time.Second, ClassTimeout)
+	e.Schedule(time.Second, ClassTimeout, r, 1, nil)
+	l.Schedule(r, 2, nil)
+	cancelled := l.Schedule(r, 99, nil)
+	e.Schedule(time.Second, ClassTimeout, r, 3, nil)
+	e.Schedule(time.Second, ClassCompletion, r, 0, nil)
+	l.Schedule(r, 4, nil)
+	e.Cancel(cancelled)
+	e.Run(MaxTime)
+	want := []int32{0, 1, 2, 3, 4}
+	if len(r.got) != len(want) {
+		t.Fatalf("got %v, want %v", r.got, want)
+	}
+	for i := range want {
+		if r.got[i] != want[i] {
+			t.Fatalf("got %v, want %v", r.got, want)
+		}
+	}
+	if e.Events() != uint64(len(want)) {
+		t.Fatalf("events = %d, want %d (a cancelled lane event is no event)", e.Events(), len(want))
+	}
+}
+
+// Interrupt, called from another goroutine, stops a Run that would never
+// end, and every later Run returns at once.
+func TestInterrupt(t *testing.T) {
+	e := New(1)
+	c := &chain{max: 1 << 62}
+	e.Schedule(0, ClassArrival, c, 0, nil)
+	started := make(chan struct{})
+	p := StartProbe(e, 0, time.Microsecond, func(Time) {
+		select {
+		case <-started:
+		default:
+			close(started)
+		}
+	})
+	defer p.Stop()
+	go func() {
+		<-started
+		e.Interrupt()
+	}()
+	e.Run(MaxTime)
+	if !e.Interrupted() {
+		t.Fatal("Run returned without being interrupted")
+	}
+	n := e.Events()
+	e.Run(MaxTime)
+	if e.Events() != n {
+		t.Fatalf("Run after Interrupt ran %d events", e.Events()-n)
 	}
 }
 
@@ -202,4 +432,36 @@ type holdHandler struct{ rng *Stream }
 
 func (h *holdHandler) OnEvent(e *Engine, kind int32, arg any) {
 	e.Schedule(time.Duration(h.rng.ExpFloat64()*1e9), ClassArrival, h, 0, nil)
+}
+
+// FromSeconds rounds exactly as math.Round does, half away from zero, on
+// random spans of every magnitude and on the halfway cases.
+func TestFromSecondsRoundsAsMathRound(t *testing.T) {
+	ref := func(s float64) time.Duration {
+		switch {
+		case !(s > 0):
+			return 0
+		case s >= maxDurationSeconds:
+			return time.Duration(math.MaxInt64)
+		}
+		return time.Duration(math.Round(s * 1e9))
+	}
+	rng := NewStreams(3).Stream("from-seconds")
+	check := func(s float64) {
+		if got, want := FromSeconds(s), ref(s); got != want {
+			t.Fatalf("FromSeconds(%v) = %d, want %d", s, got, want)
+		}
+	}
+	for i := 0; i < 1_000_000; i++ {
+		check(math.Ldexp(rng.Float64(), rng.IntN(100)-60))
+		check(math.Float64frombits(rng.Uint64() >> 1)) // any positive float
+	}
+	for _, x := range []float64{0.5, 1.5, 2.5, 1<<52 - 0.5, 1 << 52, 1<<52 + 1, 1<<53 + 2, 0.49999999999999994, 4503599627370495.5} {
+		check(x / 1e9)
+		check(math.Nextafter(x, 0) / 1e9)
+		check(math.Nextafter(x, math.Inf(1)) / 1e9)
+	}
+	for _, s := range []float64{maxDurationSeconds, math.Nextafter(maxDurationSeconds, 0), 9.2e9, math.Inf(1), math.NaN(), -0.0, 5e-324} {
+		check(s)
+	}
 }

@@ -773,6 +773,10 @@ func (s *Sampler) Sample() time.Duration {
 	switch s.fam {
 	case famConst:
 		return s.c
+	case famExp:
+		// distuv.Exponential{Rate: 1}.Rand draws exactly this, through an
+		// interface call and a rand.Rand built per draw.
+		return FromSeconds(s.mul * s.stream.ExpFloat64())
 	case famNormal:
 		for {
 			if x := s.r.Rand(); x >= 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,7 @@ type Engine struct {
 	events  uint64 // events executed
 	hash    uint64 // running FNV-style hash over (time, class, kind) of executed events
 	stopped bool
+	intr    atomic.Bool // set by Interrupt, from any goroutine
 }
 
 // New returns an engine at time 0 whose random streams derive from seed.
@@ -47,7 +49,11 @@ func (e *Engine) Schedule(d time.Duration, class Class, h Handler, kind int32, a
 	if d < 0 {
 		d = 0
 	}
-	return e.cal.push(e.now.Add(d), class, h, kind, arg)
+	at := e.now + Time(d)
+	if at < e.now {
+		at = MaxTime
+	}
+	return e.cal.push(at, class, h, kind, arg)
 }
 
 // ScheduleAt arranges for h.OnEvent(e, kind, arg) to run at instant at. An
@@ -69,31 +75,103 @@ func (e *Engine) Cancel(id EventID) bool { return e.cal.cancel(id) }
 // When returns the instant a pending event will run, and whether it is pending.
 func (e *Engine) When(id EventID) (Time, bool) { return e.cal.pending(id) }
 
+// Reschedule moves the pending event id to run after delay d from now
+// (negative delays count as zero) instead, in class class, as if it were
+// cancelled and scheduled again with the same handler, kind and arg: it
+// goes after the events already scheduled for the same instant and class.
+// It returns the ID that names the event from now on, and false (and does
+// nothing) if id was not pending.
+func (e *Engine) Reschedule(id EventID, d time.Duration, class Class) (EventID, bool) {
+	if d < 0 {
+		d = 0
+	}
+	if class >= numClasses {
+		panic("sim: unknown event class")
+	}
+	at := e.now.Add(d)
+	if e.cal.move(id, at, class) {
+		return id, true
+	}
+	sl, ok := e.cal.live(id)
+	if !ok {
+		return EventID{}, false
+	}
+	// A lane event: take it out of its lane and into the heap.
+	h, kind, arg := sl.h, sl.kind, sl.arg
+	e.cal.cancel(id)
+	return e.cal.push(at, class, h, kind, arg), true
+}
+
 // Stop makes Run return after the current event.
 func (e *Engine) Stop() { e.stopped = true }
+
+// Interrupt makes a Run under way return soon (within interruptEvery
+// events) without advancing the clock to its horizon, and every later Run
+// return at once. Unlike every other method, it may be called from any
+// goroutine, any number of times: it is how a run is cancelled from outside
+// (a signal, a context). Interrupted reports it afterwards.
+func (e *Engine) Interrupt() { e.intr.Store(true) }
+
+// Interrupted reports whether Interrupt has been called.
+func (e *Engine) Interrupted() bool { return e.intr.Load() }
+
+// interruptEvery is how many events Run executes between two looks at the
+// interrupt flag: often enough to stop within about a millisecond, seldom
+// enough to cost nothing measurable.
+const interruptEvery = 1 << 12
 
 // Step runs the next event, if any is due no later than until. It reports
 // whether an event ran.
 func (e *Engine) Step(until Time) bool {
-	if e.cal.len() == 0 || e.cal.heap[0].at > until {
-		return false
+	c := &e.cal
+	for len(c.heap) > 0 {
+		top := &c.heap[0]
+		at, key, s := top.at, top.key, top.slot
+		if at > until {
+			return false
+		}
+		sl := &c.slots[s]
+		if sl.lane == 0 {
+			last := len(c.heap) - 1
+			x := c.heap[last]
+			c.heap = c.heap[:last]
+			if last > 0 {
+				c.down(0, x)
+			}
+		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
+			sl = &c.slots[s] // the representative stood for its lane's head
+		} else {
+			continue // it moved on
+		}
+		h, kind, arg := sl.h, sl.kind, sl.arg
+		c.n--
+		c.release(s) // before the handler runs, so that it may schedule
+		e.now = at
+		e.events++
+		e.mix(uint64(at))
+		e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
+		h.OnEvent(e, kind, arg)
+		return true
 	}
-	at, class, h, kind, arg := e.cal.pop()
-	e.now = at
-	e.events++
-	e.mix(uint64(at))
-	e.mix(uint64(class)<<32 | uint64(uint32(kind)))
-	h.OnEvent(e, kind, arg)
-	return true
+	return false
 }
 
 // Run executes events in order until the calendar is empty, Stop is called,
-// or the next event lies after until. The clock is then advanced to until
-// (unless stopped or until is MaxTime), so time-weighted statistics can be
-// closed at the horizon.
+// the engine is interrupted, or the next event lies after until. The clock
+// is then advanced to until (unless stopped, interrupted or until is
+// MaxTime), so time-weighted statistics can be closed at the horizon.
 func (e *Engine) Run(until Time) {
 	e.stopped = false
-	for !e.stopped && e.Step(until) {
+	if e.intr.Load() {
+		return
+	}
+	for !e.stopped {
+		if e.events%interruptEvery == 0 && e.intr.Load() {
+			return
+		}
+		if !e.Step(until) {
+			break
+		}
 	}
 	if !e.stopped && until != MaxTime && until > e.now {
 		e.now = until

@@ -124,12 +124,16 @@ func (p *PS) changed() {
 	p.reschedule()
 }
 
+// reschedule points the completion event at the job with the least
+// remaining work. A change moves the pending event (one sift in the
+// calendar) rather than cancelling it and scheduling another; the order
+// among events at one instant is the same either way.
 func (p *PS) reschedule() {
-	if p.next.Valid() {
-		p.e.Cancel(p.next)
-		p.next = EventID{}
-	}
 	if len(p.jobs) == 0 {
+		if p.next.Valid() {
+			p.e.Cancel(p.next)
+			p.next = EventID{}
+		}
 		return
 	}
 	r := p.jobs[0].finish - p.v
@@ -140,6 +144,12 @@ func (p *PS) reschedule() {
 	dt := r
 	if n > p.cores {
 		dt = (r*n + p.cores - 1) / p.cores // ceil: V reaches finish by then
+	}
+	if p.next.Valid() {
+		if id, ok := p.e.Reschedule(p.next, time.Duration(dt), ClassCompletion); ok {
+			p.next = id
+			return
+		}
 	}
 	p.next = p.e.Schedule(time.Duration(dt), ClassCompletion, p, 0, nil)
 }

@@ -50,7 +50,18 @@ func FromSeconds(s float64) time.Duration {
 	case s >= maxDurationSeconds:
 		return time.Duration(math.MaxInt64)
 	}
-	return time.Duration(math.Round(s * 1e9))
+	// math.Round(x) for x > 0, without its bit twiddling (this runs for
+	// every sample): below 2⁵² the truncation and the fraction are exact;
+	// above, x is already an integer.
+	x := s * 1e9
+	if x >= 1<<52 {
+		return time.Duration(x)
+	}
+	n := int64(x)
+	if x-float64(n) >= 0.5 {
+		n++
+	}
+	return time.Duration(n)
 }
 
 // Seconds returns d as float seconds (time.Duration.Seconds, named here for
