@@ -9,22 +9,36 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// LatencyCDF draws the distribution of client latency of completed requests
-// of each run (results.Run.Quantiles) as cumulative curves, one colour per
-// run, with guides at the 50th, 90th and 99th percentiles. The latency axis
-// is logarithmic when the latencies span more than a factor of 30.
+// LatencyCDF draws, for each run, the share of its requests that completed
+// within each latency, from the latency quantiles of its completed requests
+// (results.Run.Quantiles), as cumulative curves with guides at the 50th,
+// 90th and 99th percentiles. Timed-out, rejected and failed requests never
+// complete, so a curve tops out at its run's completed share
+// (Run.CompletedShare)
+// and runs flat from its slowest completion on; 18% timeouts show as a
+// curve that never rises above 82%. The latency axis is logarithmic when the
+// latencies span more than a factor of 30. After nine curves the colours
+// come round again with another dash pattern.
 func LatencyCDF(title string, runs []Run) (*Figure, error) {
 	if len(runs) == 0 {
 		return nil, errNoData
 	}
 	lo, hi := 0.0, 0.0
-	for _, r := range runs {
+	shares := make([]float64, len(runs))
+	partial := false
+	for i, r := range runs {
 		if r.Run == nil || len(r.Run.Quantiles) == 0 {
 			return nil, fmt.Errorf("plots: latency-cdf: run %q has no latency quantiles (no request completed)", r.Label)
 		}
 		if err := checkFinite(fmt.Sprintf("latency-cdf: run %q: quantile", r.Label), r.Run.Quantiles...); err != nil {
 			return nil, err
 		}
+		share, err := r.completed()
+		if err != nil {
+			return nil, err
+		}
+		shares[i] = share
+		partial = partial || share < 1
 		for _, v := range r.Run.Quantiles {
 			if v > 0 && (lo == 0 || v < lo) {
 				lo = v
@@ -36,12 +50,21 @@ func LatencyCDF(title string, runs []Run) (*Figure, error) {
 		return nil, fmt.Errorf("plots: latency-cdf: every latency is zero")
 	}
 	logX := lo > 0 && hi/lo > 30
+	xmin, xmax := 0.0, hi*1.05
+	if logX {
+		xmin, xmax = lo, hi*1.2
+	}
 
 	xlabel := "client latency (s)"
 	if logX {
 		xlabel = "client latency (s, log scale)"
 	}
-	p := newPlot("", xlabel, "fraction of completed requests at or below")
+	ylabel, subtitle := "fraction of completed requests at or below", ""
+	if partial {
+		ylabel = "fraction of requests completed within"
+		subtitle = "timed-out, rejected and failed requests never complete: each curve tops out at the share of requests that completed"
+	}
+	p := newPlot("", xlabel, ylabel)
 	for _, g := range []struct {
 		q     float64
 		label string
@@ -50,22 +73,30 @@ func LatencyCDF(title string, runs []Run) (*Figure, error) {
 	}
 	var labels []string
 	for i, r := range runs {
-		labels = append(labels, r.Label)
+		label := r.Label
+		if shares[i] < 1 {
+			label += fmt.Sprintf(" (%s completed)", percent(shares[i]))
+		}
+		labels = append(labels, label)
 		n := len(r.Run.Quantiles)
-		xy := make(plotter.XYs, 0, n)
+		xy := make(plotter.XYs, 0, n+1)
 		for k, v := range r.Run.Quantiles {
 			if logX && v <= 0 {
 				continue
 			}
-			xy = append(xy, plotter.XY{X: v, Y: float64(k+1) / float64(n+1)})
+			xy = append(xy, plotter.XY{X: v, Y: shares[i] * float64(k+1) / float64(n+1)})
+		}
+		if shares[i] < 1 && len(xy) > 0 {
+			// No request completes later: the curve stays at its top.
+			xy = append(xy, plotter.XY{X: xmax, Y: xy[len(xy)-1].Y})
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
 			return nil, err
 		}
-		l.LineStyle = draw.LineStyle{Color: colour(i), Width: px(2.2)}
+		l.LineStyle = curveStyle(i)
 		p.Add(l)
-		p.Legend.Add(r.Label, l)
+		p.Legend.Add(label, l)
 	}
 	// Top left is the empty corner of a distribution function.
 	p.Legend.Top, p.Legend.Left = true, true
@@ -75,16 +106,45 @@ func LatencyCDF(title string, runs []Run) (*Figure, error) {
 	if logX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = logTicks125{}
-		p.X.Min, p.X.Max = lo, hi*1.2
-	} else {
-		p.X.Min, p.X.Max = 0, hi*1.05
 	}
+	p.X.Min, p.X.Max = xmin, xmax
 
-	f := &Figure{Width: px(1200), Height: px(800), title: title}
+	f := &Figure{Width: px(1200), Height: px(800), title: title, subtitle: subtitle}
 	f.draw = func(c draw.Canvas) {
 		drawGrid(c, [][]*plot.Plot{{p}}, []float64{1}, 0, 0)
 	}
 	return f, nil
+}
+
+// completed is the share of the run's requests that completed, for
+// LatencyCDF: CompletedShare, or else what timeouts and rejections leave.
+func (r Run) completed() (float64, error) {
+	if s := r.CompletedShare; s != 0 {
+		if !(s > 0 && s <= 1) {
+			return 0, fmt.Errorf("plots: latency-cdf: run %q: completed share %v is not in (0, 1]", r.Label, s)
+		}
+		return s, nil
+	}
+	if err := checkFinite(fmt.Sprintf("latency-cdf: run %q: timeout and reject rates", r.Label), r.Run.TimeoutRate, r.Run.RejectRate); err != nil {
+		return 0, err
+	}
+	if r.Run.TimeoutRate < 0 || r.Run.RejectRate < 0 {
+		return 0, fmt.Errorf("plots: latency-cdf: run %q: negative timeout or reject rate (%v, %v)", r.Label, r.Run.TimeoutRate, r.Run.RejectRate)
+	}
+	// Rates averaged over replications may not leave room for the
+	// completions that averaged quantiles come from; keep a sliver.
+	return min(1, max(1-r.Run.TimeoutRate-r.Run.RejectRate, 0.001)), nil
+}
+
+// curveDashes are the dash patterns of the 1st, 2nd, ... round of the
+// palette's colours: solid, dashed, dotted, dash-dotted.
+var curveDashes = [][]vg.Length{nil, {px(10), px(4)}, {px(2.5), px(3)}, {px(10), px(3), px(2.5), px(3)}}
+
+// curveStyle is the line of the i-th curve of a chart of curves: the
+// palette's colours in order, then again with the next dash pattern.
+func curveStyle(i int) draw.LineStyle {
+	round := i / len(palette)
+	return draw.LineStyle{Color: colour(i), Width: px(2.2), Dashes: curveDashes[round%len(curveDashes)]}
 }
 
 // hline is a dotted horizontal guide with a label at the right end.

@@ -25,6 +25,12 @@ import (
 type Run struct {
 	Label string
 	Run   *results.Run
+	// CompletedShare is the share, above 0 and at most 1, of the run's
+	// requests ended after warm-up that completed: the height LatencyCDF's
+	// curve of the completed requests' latencies tops out at. Zero means
+	// what Run.TimeoutRate and Run.RejectRate leave (all of them when both
+	// are zero); set it when failed requests count too.
+	CompletedShare float64
 }
 
 // dpi is the resolution of every PNG: sizes are chosen in pixels at this
@@ -50,6 +56,14 @@ type Figure struct {
 // partialNote ends the title of a Partial figure.
 const partialNote = " (partial: interrupted)"
 
+// heading is the title drawn at the top.
+func (f *Figure) heading() string {
+	if f.Partial {
+		return f.title + partialNote
+	}
+	return f.title
+}
+
 // Pixels returns the size of the PNG that WritePNG writes.
 func (f *Figure) Pixels() (w, h int) {
 	return int(math.Round(float64(f.Width / vg.Inch * dpi))), int(math.Round(float64(f.Height / vg.Inch * dpi)))
@@ -58,11 +72,7 @@ func (f *Figure) Pixels() (w, h int) {
 // WritePNG renders the figure as a PNG image.
 func (f *Figure) WritePNG(w io.Writer) error {
 	img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
-	title := f.title
-	if f.Partial {
-		title += partialNote
-	}
-	f.draw(drawHeader(pad(draw.New(img), 8), title, f.subtitle))
+	f.draw(drawHeader(pad(draw.New(img), 8), f.heading(), f.subtitle))
 	// Fastest compression: it takes half the time of the default for
 	// files a few per cent larger.
 	return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img.Image())

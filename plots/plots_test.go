@@ -47,6 +47,7 @@ func story(label string, broken bool) Run {
 		r.Points = append(r.Points, results.Point{T: t, Latency: lat, Outcome: o})
 	}
 	r.Requests.Generated = r.Requests.Completed + r.Requests.TimedOut
+	r.TimeoutRate = float64(r.Requests.TimedOut) / float64(r.Requests.Generated)
 	for i := range 999 {
 		q := float64(i+1) / 1000
 		if broken {
@@ -75,6 +76,14 @@ func figures(t *testing.T) map[string]*Figure {
 		t.Fatal(err)
 	}
 	if out["latency-cdf.png"], err = LatencyCDF("crack: latency distribution", runs); err != nil {
+		t.Fatal(err)
+	}
+	// Long noisy series go through decimation, pieces and thinning.
+	noisy := []Run{noisyRun("a", 2, 3600, 1), noisyRun("b", 2, 3600, 2)}
+	if out["counters-noisy.png"], err = Counters("noisy counters", noisy); err != nil {
+		t.Fatal(err)
+	}
+	if out["latency-noisy.png"], err = Latency("noisy latency", noisy); err != nil {
 		t.Fatal(err)
 	}
 	if out["sweep.png"], err = Sweep("throughput", "maxconnection", "requests/s", sweepLines); err != nil {

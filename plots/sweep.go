@@ -23,6 +23,27 @@ type SweepLine struct {
 	// Dashed draws the line dashed with triangles, in the colour of the
 	// solid line before it: a second metric of the same variant.
 	Dashed bool
+	// Max is the largest value the metric can take (100 for a percentage):
+	// error bars stop there. Zero means no upper limit. Below, error bars
+	// stop at zero unless the line itself goes negative.
+	Max float64
+}
+
+// errRange is the error bar of point k: how far it reaches below and above
+// Y, within the metric's valid range.
+func (l SweepLine) errRange(k int) (low, high float64) {
+	if l.Err == nil {
+		return 0, 0
+	}
+	y, e := l.Y[k], math.Abs(l.Err[k])
+	low, high = e, e
+	if y >= 0 {
+		low = min(low, y)
+	}
+	if l.Max > 0 && y <= l.Max {
+		high = min(high, l.Max-y)
+	}
+	return low, high
 }
 
 // Sweep draws a metric against a swept parameter, one line per SweepLine,
@@ -56,12 +77,9 @@ func Sweep(title, param, metric string, lines []SweepLine) (*Figure, error) {
 	var ymin, ymax float64
 	for _, l := range lines {
 		for k, y := range l.Y {
-			e := 0.0
-			if l.Err != nil {
-				e = math.Abs(l.Err[k])
-			}
-			ymax = max(ymax, y+e)
-			ymin = min(ymin, y-e)
+			low, high := l.errRange(k)
+			ymax = max(ymax, y+high)
+			ymin = min(ymin, y-low)
 		}
 	}
 	p := newPlot("", xlabel, metric)
@@ -80,15 +98,16 @@ func Sweep(title, param, metric string, lines []SweepLine) (*Figure, error) {
 			return nil, err
 		}
 		ln.LineStyle = draw.LineStyle{Color: col, Width: px(2)}
-		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: px(4), Shape: draw.CircleGlyph{}}
+		round := ci / len(palette)
+		pts.GlyphStyle = draw.GlyphStyle{Color: col, Radius: px(4), Shape: solidGlyphs[round%len(solidGlyphs)]}
 		if l.Dashed {
 			ln.LineStyle.Dashes = []vg.Length{px(8), px(5)}
-			pts.GlyphStyle.Shape = draw.TriangleGlyph{}
+			pts.GlyphStyle.Shape = dashedGlyphs[round%len(dashedGlyphs)]
 			pts.GlyphStyle.Radius = px(4.5)
 		}
 		p.Add(ln, pts)
 		if l.Err != nil {
-			eb, err := plotter.NewYErrorBars(errXY{xy, l.Err})
+			eb, err := plotter.NewYErrorBars(errXY{xy, l})
 			if err != nil {
 				return nil, err
 			}
@@ -210,10 +229,17 @@ func sweepAxis(param string, vals []string) (pos map[string]float64, label strin
 // errXY feeds error bars.
 type errXY struct {
 	plotter.XYs
-	err []float64
+	line SweepLine
 }
 
-func (e errXY) YError(i int) (float64, float64) { return e.err[i], e.err[i] }
+func (e errXY) YError(i int) (float64, float64) { return e.line.errRange(i) }
+
+// solidGlyphs and dashedGlyphs mark the points of solid and dashed sweep
+// lines in the 1st, 2nd, ... round of the palette's colours.
+var (
+	solidGlyphs  = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}}
+	dashedGlyphs = []draw.GlyphDrawer{draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+)
 
 // logTicks125 labels a logarithmic axis at 1, 2 and 5 times powers of ten,
 // with minor ticks at the other integers.
