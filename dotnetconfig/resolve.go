@@ -470,6 +470,9 @@ func (r *resolver) admission() {
 			c.errorf(a.at, "httpRuntime executionTimeout: %v", err)
 		} else {
 			et, etFrom = d, a.at.String()
+			if d > maxTsimDuration {
+				et, etFrom = 0, fromAt(a.at, "more than 30 days: as good as none")
+			}
 		}
 	}
 	debug, dat, dok := r.boolAttr(c.compile, "compilation", "debug")
@@ -606,10 +609,11 @@ func (r *resolver) integratedQueue() {
 		r.row("maxConcurrentRequestsPerCPU", "0", "admission.max_executing", from)
 		r.set("admission.max_executing", unlimitedExecuting, from, true)
 	} else {
-		if int64(mc)*int64(r.n) > unlimitedExecuting {
-			mcFrom += "; more than tsim's 10,000,000 in all: no limit"
+		if int64(mc)*int64(r.n) > unlimitedExecuting || mc > 1_000_000 {
+			total := int(min(int64(mc)*int64(r.n), unlimitedExecuting))
+			mcFrom += fmt.Sprintf("; %d in all, within tsim's 10,000,000", total)
 			r.row("maxConcurrentRequestsPerCPU", fmt.Sprint(mc), "admission.max_executing", mcFrom)
-			r.set("admission.max_executing", unlimitedExecuting, mcFrom, true)
+			r.set("admission.max_executing", total, mcFrom, true)
 		} else {
 			r.row("maxConcurrentRequestsPerCPU", fmt.Sprint(mc), "admission.max_per_cpu", mcFrom)
 			r.set("admission.max_per_cpu", mc, mcFrom, mcFile)

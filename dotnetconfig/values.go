@@ -63,6 +63,10 @@ func parseSeconds(s string) (time.Duration, error) {
 // years); anything longer is as good as infinite for a simulation.
 const maxSeconds = 100 * 365 * 24 * 3600
 
+// maxTsimDuration is the longest duration the experiment format takes
+// (30 days); a longer timeout is written as none.
+const maxTsimDuration = 30 * 24 * time.Hour
+
 // infinite stands for TimeSpan.MaxValue ("Infinite").
 const infinite = time.Duration(math.MaxInt64)
 

@@ -504,8 +504,8 @@ func (r *resolver) call(ep *endpoint, hostEntries map[string]connEntry, names, m
 			d, err := parseTimeSpan(v, true)
 			if err != nil {
 				c.errorf(cfgAt, "<%s> sendTimeout: %v", clip(typ), err)
-			} else if d == infinite {
-				call.Timeout, call.TimeoutFrom = 0, fromAt(cfgAt, "Infinite: no timeout")
+			} else if d == infinite || d > maxTsimDuration {
+				call.Timeout, call.TimeoutFrom = 0, fromAt(cfgAt, "Infinite or more than 30 days: no timeout")
 			} else {
 				call.Timeout, call.TimeoutFrom = d, cfgAt.String()
 			}
