@@ -8,4 +8,11 @@
 // an error on NaN, Inf or missing data instead of drawing a misleading
 // picture; drawing itself is deterministic, so the same data give the same
 // PNG bytes.
+//
+// Drawing takes about the same time whatever the number of samples: time
+// series are reduced to what each column of pixels can show (its first,
+// lowest, highest and last sample, so a spike of one sample survives) and
+// stroked in short pieces, latency dots are capped at a few per pixel, and
+// each panel is drawn on an image of its own size. `go test -bench .
+// ./plots/` measures it.
 package plots
