@@ -97,7 +97,7 @@ func (r *Report) Skeleton() ([]byte, error) {
 		if write {
 			p("%-40s # %s\n", line, comment(k.from))
 		} else {
-			p("# %-38s # the preset's: %s\n", line, comment(k.from))
+			p("# %-38s # the preset's value; %s\n", line, comment(k.from))
 		}
 	}
 	if r.WCF {
