@@ -48,7 +48,10 @@ type profile struct {
 	lockHold []time.Duration
 }
 
-// Analyse computes the operational-law bounds of a topology.
+// Analyse computes the operational-law bounds of a topology. It lives in
+// model because it reads the model's own costs (bindings' encoding CPU,
+// the wire time of a call); package analysis builds explain's diagnosis
+// and plan's starting load on it.
 func Analyse(top *Topology) Analysis {
 	n := len(top.Tiers)
 	prof := make([]profile, n)
