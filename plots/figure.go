@@ -245,16 +245,18 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 // the pixels come out the same.
 func drawPanel(c draw.Canvas, p *plot.Plot) {
 	img := imageCanvas(c.Canvas)
-	if img == nil {
+	if img == nil || !panelImages {
 		p.Draw(c)
 		return
 	}
-	const margin = 16 // pixels: glyphs, caps and labels reach a little past the panel
+	// Glyphs, caps and labels may reach a little past the panel; a label
+	// at the right end of a marker line a little further.
+	const marginX, marginY = 64, 16 // pixels
 	pic := img.Image()
 	h := pic.Bounds().Dy() // image rows count down from the top; canvas y up from the bottom
 	r := image.Rect(
-		int(math.Floor(float64(c.Min.X/px(1))))-margin, h-int(math.Ceil(float64(c.Max.Y/px(1))))-margin,
-		int(math.Ceil(float64(c.Max.X/px(1))))+margin, h-int(math.Floor(float64(c.Min.Y/px(1))))+margin,
+		pixelOf(c.Min.X)-marginX, h-pixelOf(c.Max.Y)-1-marginY,
+		pixelOf(c.Max.X)+1+marginX, h-pixelOf(c.Min.Y)+marginY,
 	).Intersect(pic.Bounds())
 	if r.Empty() {
 		return
@@ -265,6 +267,9 @@ func drawPanel(c draw.Canvas, p *plot.Plot) {
 	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
 	imagedraw.Draw(pic, r, sub.Image(), image.Point{}, imagedraw.Src)
 }
+
+// panelImages is whether drawPanel draws on panel images; tests compare.
+var panelImages = true
 
 // imageCanvas is the image canvas under c, or nil.
 func imageCanvas(c vg.Canvas) *vgimg.Canvas {

@@ -48,8 +48,9 @@ func decimate(xy plotter.XYs, column func(x float64) int) plotter.XYs {
 	return out
 }
 
-// pixelColumn is the column of image pixels that holds canvas position x.
-func pixelColumn(x vg.Length) int { return int(math.Floor(float64(x / px(1)))) }
+// pixelOf is the index of the pixel that holds canvas position x (or y,
+// counted from the bottom).
+func pixelOf(x vg.Length) int { return int(math.Floor(float64(x / px(1)))) }
 
 // strokePiece is how many segments of a polyline are stroked at once (see
 // the comment at the top of this file).
@@ -95,7 +96,7 @@ func newSeriesLine(xy plotter.XYs, style draw.LineStyle) seriesLine {
 
 func (l seriesLine) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	xy := decimate(l.xy, func(x float64) int { return pixelColumn(trX(x)) })
+	xy := decimate(l.xy, func(x float64) int { return pixelOf(trX(x)) })
 	pts := make([]vg.Point, len(xy))
 	for i, v := range xy {
 		pts[i] = vg.Point{X: trX(v.X), Y: trY(v.Y)}
@@ -223,7 +224,7 @@ func newPointCloud(xy plotter.XYs, style draw.GlyphStyle) pointCloud {
 
 func (s pointCloud) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	cell := func(v plotter.XY) [2]int { return [2]int{pixelColumn(trX(v.X)), pixelColumn(trY(v.Y))} }
+	cell := func(v plotter.XY) [2]int { return [2]int{pixelOf(trX(v.X)), pixelOf(trY(v.Y))} }
 	for _, v := range thinPoints(s.xy, dotsPerPixel, cell) {
 		c.DrawGlyph(s.style, vg.Point{X: trX(v.X), Y: trY(v.Y)})
 	}
