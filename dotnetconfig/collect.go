@@ -67,15 +67,16 @@ type endpoint struct {
 
 // collected is everything the walk found.
 type collected struct {
-	conn       []connEntry // in effect, in order
-	connSeen   bool        // some file had a connectionManagement section
-	processMdl *section
-	httpRt     *section
-	compile    *section
-	appPool    *section
-	machine    bool // a machine.config was given
-	webFiles   int
-	appFiles   int
+	conn        []connEntry // in effect, in order
+	connSeen    bool        // some file had a connectionManagement section
+	processMdl  *section
+	httpRt      *section
+	compile     *section
+	appPool     *section
+	machine     bool   // a machine.config was given
+	machineName string // its name
+	webFiles    int
+	appFiles    int
 
 	bindings  map[string][]*named // binding type → configurations, in definition order
 	behaviors []*named            // service behaviours
@@ -155,7 +156,7 @@ func collect(files []File) (*collected, error) {
 		}
 		switch f.Kind {
 		case KindMachine:
-			c.machine = true
+			c.machine, c.machineName = true, f.Name
 		case KindWeb:
 			c.webFiles++
 		case KindApp:

@@ -192,7 +192,14 @@ func sortWarnings(ws []Warning, files []string) []Warning {
 		}
 		return len(files)
 	}
-	out := append([]Warning(nil), ws...)
+	var out []Warning
+	seen := map[Warning]bool{}
+	for _, w := range ws {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if ia, ib := idx(a.File), idx(b.File); ia != ib {
@@ -650,7 +657,7 @@ func (r *resolver) integratedQueue() {
 func (r *resolver) aspnetUnused() {
 	c := r.c
 	for _, s := range []*section{c.httpRt, c.compile} {
-		if s != nil && !strings.HasSuffix(strings.ToLower(s.at.file), "machine.config") {
+		if s != nil && s.at.file != c.machineName {
 			c.warn(s.at, "this system.web setting has no effect: the process is not hosted by ASP.NET (--host)")
 		}
 	}
