@@ -75,9 +75,10 @@ type Change struct {
 	// room for bursts; its Key is empty when Set already does.
 	Comfortable format.Param
 	// Past is the value at which the throttle stops binding first (its
-	// bound reaches the next one), and Next what binds then (after Set,
-	// for a lock), from analysing the variant again with it. Past.Key is
-	// empty, and Next nil, when no such value was found.
+	// bound reaches the next one), and Next what binds then, from
+	// analysing the variant again with it; for a serialising lock, Next
+	// is what binds after Set. Past.Key is empty, and Next nil, when no
+	// such value was found.
 	Past format.Param
 	Next *model.Bound
 	// Text proposes the change and Then says what binds after it, as the
@@ -88,8 +89,8 @@ type Change struct {
 // Explain computes every variant's operational-law bounds, simulates each
 // variant once (all at once, each on its own engine) with the
 // experiment's seed or opt.Seed, and diagnoses it. The sweep, if any, is
-// left out: each variant is explained at its base values. When ctx is
-// cancelled the simulations stop and Explain returns an error.
+// left out: each variant is explained at its base values. A cancelled ctx
+// makes Explain return an error once the simulations under way end.
 func Explain(ctx context.Context, x *format.Experiment, opt ExplainOptions) (*Explanation, error) {
 	ex := &Explanation{Name: x.Name, Path: opt.Path, Description: x.Description, Seed: x.Seed}
 	if ex.Name == "" {
