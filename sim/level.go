@@ -20,10 +20,18 @@ type Level struct {
 // advance closes the segment [last, now] at the current value.
 func (l *Level) advance(now Time) {
 	if now < l.last {
-		panic(fmt.Sprintf("sim: Level updated at %v, before its previous update at %v", now, l.last))
+		panic(levelBackwards{now, l.last})
 	}
 	l.area += l.v * float64(now-l.last)
 	l.last = now
+}
+
+// levelBackwards is the panic of an update before the previous one (a
+// value rather than a formatted string, so that Set and Add inline).
+type levelBackwards struct{ now, last Time }
+
+func (e levelBackwards) Error() string {
+	return fmt.Sprintf("sim: Level updated at %v, before its previous update at %v", e.now, e.last)
 }
 
 // Set changes the value to v at instant now.
@@ -36,7 +44,13 @@ func (l *Level) Set(now Time, v float64) {
 }
 
 // Add changes the value by delta at instant now.
-func (l *Level) Add(now Time, delta float64) { l.Set(now, l.v+delta) }
+func (l *Level) Add(now Time, delta float64) {
+	l.advance(now)
+	l.v += delta
+	if l.v > l.max {
+		l.max = l.v
+	}
+}
 
 // Value returns the current value.
 func (l *Level) Value() float64 { return l.v }
