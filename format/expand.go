@@ -99,11 +99,17 @@ func apply(doc *docSpec, a address, s setting) {
 	}
 }
 
+// maxCheckWork bounds the tiers and steps checkScenarios resolves: about
+// half a second (a few µs each), and 7,000 checks of a file of 5 tiers of
+// 3 steps.
+const maxCheckWork = 150_000
+
 // checkScenarios resolves every variant with every single sweep value (the
 // other axes at their first value), so that LoadExperiment reports the errors a
-// scenario would meet. An error of the base system that every scenario
-// checked shows too is reported once without context; others name the first
-// scenario that shows them.
+// scenario would meet; for very large experiments, as many of those as
+// maxCheckWork allows, every variant first. An error of the base system
+// that every scenario checked shows too is reported once without context;
+// others name the first scenario that shows them.
 func (p *loader) checkScenarios(x *Experiment) {
 	type found struct {
 		e     pendingErr
@@ -142,12 +148,22 @@ func (p *loader) checkScenarios(x *Experiment) {
 	for _, e := range q.errs {
 		inBase[e.key+"\x00"+e.msg] = true
 	}
-	const maxChecks = 20000
+	// Checks cost a resolution of the whole system each: 10,000 variants
+	// of 1,000 tiers would take minutes. Beyond a budget of tier and step
+	// resolutions the rest is left to Scenario, which resolves each
+	// scenario when it runs anyway.
+	size := 1
+	for _, t := range x.base.tiers {
+		size += 1 + len(t.steps)
+	}
+	maxChecks := max(1, min(20000, maxCheckWork/size))
 	for v := range x.variants {
-		for i := range idx {
-			idx[i] = 0
+		if checks >= maxChecks {
+			break
 		}
-		run(v)
+		run(v) // idx all 0
+	}
+	for v := range x.variants {
 		for a := range x.axes {
 			for j := 1; j < len(x.axes[a].vals) && checks < maxChecks; j++ {
 				idx[a] = j

@@ -36,7 +36,7 @@ const (
 	// schedule of the largest allowed size, 10,000 points, holds 20,000).
 	MaxKeys = 50_000
 	// MaxNameLen bounds names: of the experiment, its tiers, variants and
-	// locks, in bytes.
+	// locks, in characters.
 	MaxNameLen = 64
 	// MaxDescriptionLen bounds a description (of the experiment or a
 	// variant), in bytes. Callers that print one on a line may shorten it
@@ -106,7 +106,9 @@ func ParseSeed(s string) (uint64, error) {
 	return n, nil
 }
 
-// FormatBytes writes a size for messages: "812 bytes", "41 KiB", "41.2 MiB".
+// FormatBytes writes a size for messages: "812 bytes", "41 KiB",
+// "41.2 MiB". A fraction is rounded up, so that a size above a limit never
+// reads as the limit (1 MiB and a byte is "1.1 MiB").
 func FormatBytes(n int64) string {
 	switch {
 	case n < 1<<10:
@@ -121,9 +123,9 @@ func FormatBytes(n int64) string {
 
 func fmtUnit(x float64, unit string) string {
 	if x == math.Trunc(x) || x >= 100 {
-		return strconv.FormatFloat(math.Floor(x), 'f', 0, 64) + " " + unit
+		return strconv.FormatFloat(math.Ceil(x), 'f', 0, 64) + " " + unit
 	}
-	return strconv.FormatFloat(math.Floor(x*10)/10, 'f', 1, 64) + " " + unit
+	return strconv.FormatFloat(math.Ceil(x*10)/10, 'f', 1, 64) + " " + unit
 }
 
 // Abbreviate shortens s for one line of output: runs of white space
@@ -176,12 +178,16 @@ func quote(s string) string {
 	return strconv.Quote(abbreviateRunes(s, 64)) + fmt.Sprintf(" (%d bytes)", len(s))
 }
 
-// checkLabel checks a name or description: at most max bytes, valid UTF-8,
-// no control characters (descriptions may hold newlines and tabs). It
-// returns a message, or "".
+// checkLabel checks a name (max runes) or a description (multiline, max
+// bytes): valid UTF-8 and no control characters (a description may hold
+// newlines and tabs), since both end up on terminals. It returns a
+// message, or "".
 func checkLabel(s string, max int, multiline bool) string {
-	if len(s) > max {
+	if multiline && len(s) > max {
 		return fmt.Sprintf("is %s long; at most %s", lengthOf(s), lengthLimit(max))
+	}
+	if n := utf8.RuneCountInString(s); !multiline && n > max {
+		return fmt.Sprintf("is %d characters long; at most %d", n, max)
 	}
 	for i, r := range s {
 		if r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {

@@ -410,7 +410,7 @@ func (p *loader) decode(src *source) (map[string]any, bool) {
 		p.errorf(pos{src: src}, "", "%s", sizeMessage(int64(len(src.data)), what, MaxExperimentBytes))
 		return nil, false
 	}
-	if se, ok := scanTOML(src.data, MaxDepth, MaxKeys); !ok {
+	if se, ok := scanTOML(src.data, MaxDepth, MaxKeys, &src.keyLines); !ok {
 		src.fixed = map[string]int{"": se.line}
 		p.errorf(pos{src: src}, "", "%s", se.msg)
 		return nil, false
@@ -617,13 +617,8 @@ func (p *loader) flatten(src *source, sc scope, m map[string]any, prefix, tomlKe
 
 // suggestKey proposes the closest known key of a scope.
 func suggestKey(sc scope, name, label string) string {
-	var cands []string
-	for _, d := range scopeDefs[sc] {
-		cands = append(cands, d.name)
-	}
 	switch sc {
 	case scopeTop:
-		cands = append(cands, "name", "description", "seed", "replications", "topology", "tier", "variant", "sweep")
 		if name == "load.call.timeout" {
 			return `; the load client's timeout is load.timeout`
 		}
@@ -631,16 +626,34 @@ func suggestKey(sc scope, name, label string) string {
 			return `; the load's entry tier is load.target`
 		}
 	case scopeTier:
-		cands = append(cands, "name", "step")
 		if lookupKey(scopeStep, name) != nil {
 			return fmt.Sprintf("; %s is a step key: put it in a [[tier.step]], or use calls.%s for every call of the tier", name, name)
 		}
 	}
-	if s := suggest(name, cands); s != "" {
+	if s := suggest(name, scopeCands[sc]); s != "" {
 		return fmt.Sprintf("; did you mean %s%s?", label, s)
 	}
-	return fmt.Sprintf(" (allowed here: %s)", strings.Join(topLevelNames(cands), ", "))
+	return scopeAllowed[sc]
 }
+
+// scopeCands are the keys a file may write in each scope, and
+// scopeAllowed the message that lists them, computed once: a file of
+// 50,000 unknown keys asks for them 50,000 times.
+var scopeCands, scopeAllowed = func() (cands [len(scopeDefs)][]string, allowed [len(scopeDefs)]string) {
+	for sc := range scopeDefs {
+		for _, d := range scopeDefs[sc] {
+			cands[sc] = append(cands[sc], d.name)
+		}
+		switch scope(sc) {
+		case scopeTop:
+			cands[sc] = append(cands[sc], "name", "description", "seed", "replications", "topology", "tier", "variant", "sweep")
+		case scopeTier:
+			cands[sc] = append(cands[sc], "name", "step")
+		}
+		allowed[sc] = fmt.Sprintf(" (allowed here: %s)", strings.Join(topLevelNames(cands[sc]), ", "))
+	}
+	return cands, allowed
+}()
 
 // topLevelNames shortens a key list to its distinct first components.
 func topLevelNames(keys []string) []string {

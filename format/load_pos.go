@@ -10,11 +10,15 @@ import (
 
 // Line numbers for semantic errors. BurntSushi/toml reports positions only
 // for syntax errors; MetaData.Keys lists the keys in file order without
-// lines. So when loading fails, a source finds a key's line from prefixes of
-// the file: the number of keys a prefix (of whole lines) decodes to grows
-// with its length, and a key was written on the line after the longest
-// prefix that parses without it. A binary search over prefixes costs a few
-// decodes per reported key, and runs only when there is an error to report.
+// lines. The scan before decoding (scanTOML) records the line of every key
+// in that same order, so key ordinal o is on line keyLines[o].
+//
+// Should the two counts ever differ, a source falls back to finding a
+// key's line from prefixes of the file: the number of keys a prefix (of
+// whole lines) decodes to grows with its length, and a key was written on
+// the line after the longest prefix that parses without it. A binary
+// search over prefixes costs a few decodes per reported key, within a
+// budget.
 
 // pos is where a setting was written: a source and an indexed TOML key such
 // as "tier[1].step[0].cpu" (array elements 0-based).
@@ -28,6 +32,8 @@ type source struct {
 	data  string
 	order int  // position in loader.sources: the experiment file is 0
 	named bool // read through ReadFile: a file the experiment names, whose text messages must not quote
+
+	keyLines []int32 // by scanTOML: the line of each key of md.Keys()
 	md    toml.MetaData
 
 	fixed map[string]int // lines known directly (syntax errors)
@@ -52,7 +58,7 @@ func (p *loader) newSource(name string, data []byte) *source {
 // still says where.
 const (
 	maxLineLookups = 2000
-	maxLineBytes   = 8 << 20
+	maxLineBytes   = 2 << 20
 )
 
 // line returns the 1-based line of an indexed key, of its nearest enclosing
@@ -68,6 +74,9 @@ func (s *source) line(key string) int {
 	}
 	for k := key; k != ""; {
 		if o, ok := s.ordinals[k]; ok {
+			if len(s.keyLines) == len(s.md.Keys()) {
+				return int(s.keyLines[o])
+			}
 			return s.lineOf(o)
 		}
 		if strings.HasSuffix(k, "]") {

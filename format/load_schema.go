@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -529,8 +530,8 @@ func canonical(raw any) string {
 // nameProblem says what is wrong with a name (of a tier, a lock, a call
 // target), or "".
 func nameProblem(s string) string {
-	if len(s) > MaxNameLen {
-		return fmt.Sprintf("a name of %s; names may be at most %d characters", lengthOf(s), MaxNameLen)
+	if n := utf8.RuneCountInString(s); n > MaxNameLen {
+		return fmt.Sprintf("is %d characters long; names may be at most %d", n, MaxNameLen)
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
@@ -554,30 +555,43 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // suggest returns the candidate closest to s, or "" when none is close.
 func suggest(s string, candidates []string) string {
+	// Close means within 2 edits, or a third of s: candidates whose length
+	// differs by more cannot be, and are not measured.
+	limit := max(2, len(s)/3)
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
-		d := editDistance(s, c)
+		d := 1 << 20
 		// A key typed without its table ("max" for "worker.max") is close too.
 		if i := strings.LastIndexByte(c, '.'); i >= 0 && c[i+1:] == s {
 			d = 1
+		} else if abs(len(s)-len(c)) <= limit {
+			d = editDistance(s, c)
 		}
 		if d < bestD {
 			best, bestD = c, d
 		}
 	}
-	if bestD <= 2 || bestD <= len(s)/3 {
+	if bestD <= limit {
 		return best
 	}
 	return ""
 }
 
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // editDistance is Levenshtein distance over bytes, capped for long inputs.
+// It does not allocate.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		return 1 << 20
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var prevA, curA [65]int
+	prev, cur := prevA[:len(b)+1], curA[:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}

@@ -81,7 +81,7 @@ func ParseValue(s string) any {
 	if len(s) > MaxExperimentBytes {
 		return s
 	}
-	if _, ok := scanTOML("v = "+s, MaxDepth, MaxKeys); !ok {
+	if _, ok := scanTOML("v = "+s, MaxDepth, MaxKeys, nil); !ok {
 		return s // too deep for the parser; as a string it is an error naming the key
 	}
 	var m map[string]any

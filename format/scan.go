@@ -31,7 +31,13 @@ type scanError struct {
 
 // scanTOML checks data against maxDepth and maxKeys. It returns the line
 // and a message for the first limit exceeded, or ok.
-func scanTOML(data string, maxDepth, maxKeys int) (se scanError, ok bool) {
+//
+// When keyLines is not nil, scanTOML appends to it the line of every key
+// and table header, in file order: for valid TOML that is the order of
+// toml.MetaData.Keys, which appends one key per header and one per
+// "key =", top-level or inside an inline table, as the parser meets them.
+// The loader's line numbers come from it (see source.line).
+func scanTOML(data string, maxDepth, maxKeys int, keyLines *[]int32) (se scanError, ok bool) {
 	type frame struct {
 		table bool // '{': keys inside; '[': values
 		level int  // the level of the key (or element) this container is
@@ -90,6 +96,9 @@ func scanTOML(data string, maxDepth, maxKeys int) (se scanError, ok bool) {
 			// A table header: [a.b] or [[a.b]].
 			lineStart = false
 			keys++
+			if keyLines != nil {
+				*keyLines = append(*keyLines, int32(line))
+			}
 			if keys > maxKeys {
 				return fail(fmt.Sprintf("more than %d keys and tables; an experiment needs far fewer", maxKeys))
 			}
@@ -132,6 +141,9 @@ func scanTOML(data string, maxDepth, maxKeys int) (se scanError, ok bool) {
 				}
 			case '=':
 				keys++
+				if keyLines != nil {
+					*keyLines = append(*keyLines, int32(line))
+				}
 				if keys > maxKeys {
 					return fail(fmt.Sprintf("more than %d keys and tables; an experiment needs far fewer", maxKeys))
 				}
