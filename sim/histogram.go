@@ -26,9 +26,17 @@ const histogramDigits = 2
 // log-linear HdrHistogram (Tene) over nanoseconds, plus an exact count, sum,
 // minimum and maximum. Recording never allocates.
 //
-// Use NewHistogram; the zero value is not usable.
+// Record counts into the HdrHistogram's bucket layout directly (a few
+// instructions, where HdrHistogram's RecordValue takes about a hundred);
+// the first query after a Record imports the counts into an
+// hdrhistogram.Histogram, which answers it.
+//
+// Like an Engine, a Histogram belongs to one goroutine at a time: even a
+// query updates it. Use NewHistogram; the zero value is not usable.
 type Histogram struct {
-	h        *hdrhistogram.Histogram
+	counts   []int64                 // HdrHistogram's counts, in its layout
+	h        *hdrhistogram.Histogram // counts imported
+	fresh    bool                    // h answers for the counts as they are
 	n        int64
 	sumHi    uint64 // 128-bit exact sum of recorded nanoseconds
 	sumLo    uint64
@@ -36,9 +44,41 @@ type Histogram struct {
 	clamped  int64
 }
 
+// The HdrHistogram layout of (1 ns, HistogramMax, histogramDigits), as
+// hdrhistogram.New computes it (a test compares): 2 digits need unit
+// resolution up to 2·10², so 2⁸ sub-buckets, of which the upper half are
+// new in each bucket after the first; the unit is 1 ns (magnitude 0).
+const (
+	histSubHalfMag   = 7
+	histSubHalfCount = 1 << histSubHalfMag
+	histSubMask      = 1<<(histSubHalfMag+1) - 1
+	histCountsLen    = 4608
+)
+
+// histIndex is HdrHistogram's countsIndexFor(v) for that layout.
+func histIndex(v int64) int {
+	b := 64 - bits.LeadingZeros64(uint64(v)|histSubMask) - (histSubHalfMag + 1)
+	return (b+1)<<histSubHalfMag + int(v>>uint(b)) - histSubHalfCount
+}
+
 // NewHistogram returns an empty histogram resolving 0 to HistogramMax.
 func NewHistogram() *Histogram {
-	return &Histogram{h: hdrhistogram.New(1, int64(HistogramMax), histogramDigits)}
+	return &Histogram{counts: make([]int64, histCountsLen)}
+}
+
+// hdr returns the counts as an hdrhistogram.Histogram.
+func (h *Histogram) hdr() *hdrhistogram.Histogram {
+	if !h.fresh {
+		// Import adopts the counts slice; it sums the total count.
+		h.h = hdrhistogram.Import(&hdrhistogram.Snapshot{
+			LowestTrackableValue:  1,
+			HighestTrackableValue: int64(HistogramMax),
+			SignificantFigures:    histogramDigits,
+			Counts:                h.counts,
+		})
+		h.fresh = true
+	}
+	return h.h
 }
 
 // Record adds one duration. Negative durations count as zero; durations above
@@ -52,11 +92,8 @@ func (h *Histogram) Record(d time.Duration) {
 		v = int64(HistogramMax)
 		h.clamped++
 	}
-	// In range by construction, so RecordValue cannot fail (and never
-	// reaches its allocating error path).
-	if err := h.h.RecordValue(v); err != nil {
-		panic("sim: histogram bucket out of range: " + err.Error())
-	}
+	h.counts[histIndex(v)]++
+	h.fresh = false
 	var c uint64
 	h.sumLo, c = bits.Add64(h.sumLo, uint64(d), 0)
 	h.sumHi += c
@@ -90,7 +127,7 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	if q >= 1 {
 		return h.max
 	}
-	v := time.Duration(h.h.ValueAtQuantile(q * 100))
+	v := time.Duration(h.hdr().ValueAtQuantile(q * 100))
 	return min(max(v, h.min), h.max)
 }
 
@@ -123,9 +160,12 @@ func (h *Histogram) Merge(o *Histogram) {
 	if o.n == 0 {
 		return
 	}
-	if dropped := h.h.Merge(o.h); dropped != 0 {
-		panic("sim: histogram merge dropped values of an equal layout")
+	// HdrHistogram's Merge of an equal layout adds the counts bucket by
+	// bucket (a test compares).
+	for i, c := range o.counts {
+		h.counts[i] += c
 	}
+	h.fresh = false
 	var c uint64
 	h.sumLo, c = bits.Add64(h.sumLo, o.sumLo, 0)
 	h.sumHi += o.sumHi + c
@@ -139,7 +179,8 @@ func (h *Histogram) Merge(o *Histogram) {
 
 // Reset empties the histogram, keeping its memory.
 func (h *Histogram) Reset() {
-	h.h.Reset()
+	clear(h.counts)
+	h.fresh = false
 	h.n, h.sumHi, h.sumLo, h.min, h.max, h.clamped = 0, 0, 0, 0, 0, 0
 }
 
@@ -156,7 +197,7 @@ func (h *Histogram) Quantiles(qs []float64) []time.Duration {
 			ps = append(ps, q*100)
 		}
 	}
-	vals := h.h.ValueAtPercentiles(ps)
+	vals := h.hdr().ValueAtPercentiles(ps)
 	for i, q := range qs {
 		switch {
 		case math.IsNaN(q):

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // histBucketRel is the structural error bound of the histogram: with two
@@ -152,5 +154,70 @@ func TestQuantilesMatchesQuantile(t *testing.T) {
 		if want := h.Quantile(q); got[i] != want {
 			t.Errorf("Quantiles(%v) = %v, Quantile = %v", q, got[i], want)
 		}
+	}
+}
+
+// Record counts in HdrHistogram's own layout: recording values of every
+// magnitude here and into an hdrhistogram.Histogram of the same parameters
+// gives the same counts (its Export), the same quantiles, and so does
+// merging histograms.
+func TestHistogramCountsAsHdrHistogram(t *testing.T) {
+	ref := hdrhistogram.New(1, int64(HistogramMax), histogramDigits)
+	if n := len(ref.Export().Counts); n != histCountsLen {
+		t.Fatalf("HdrHistogram has %d counts, the layout here %d", n, histCountsLen)
+	}
+	h, a, b := NewHistogram(), NewHistogram(), NewHistogram()
+	st := NewStreams(9).Stream("hdr")
+	for i := 0; i < 300_000; i++ {
+		var v int64
+		switch i % 3 {
+		case 0:
+			v = int64(st.IntN(1 << 12)) // the exact, 1 ns buckets and their edges
+		case 1:
+			v = min(int64(math.Ldexp(1+st.Float64(), st.IntN(42))), int64(HistogramMax)) // every power of two up to an hour
+		default:
+			v = st.Int64N(int64(HistogramMax) + 1)
+		}
+		if i < 64 {
+			v = []int64{0, 1, 127, 128, 255, 256, 257, 511, 512, int64(HistogramMax), int64(HistogramMax) - 1}[i%11]
+		}
+		if err := ref.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+		h.Record(time.Duration(v))
+		if i%2 == 0 {
+			a.Record(time.Duration(v))
+		} else {
+			b.Record(time.Duration(v))
+		}
+	}
+	if !slices.Equal(ref.Export().Counts, h.counts) {
+		t.Fatal("counts differ from HdrHistogram's")
+	}
+	a.Merge(b)
+	if !slices.Equal(a.counts, h.counts) {
+		t.Fatal("merged counts differ")
+	}
+	m := hdrhistogram.New(1, int64(HistogramMax), histogramDigits)
+	m.Merge(ref)
+	if !slices.Equal(m.Export().Counts, h.counts) {
+		t.Fatal("HdrHistogram's Merge does not add counts bucket by bucket")
+	}
+	for _, q := range []float64{0.001, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999} {
+		want := min(max(time.Duration(ref.ValueAtQuantile(q*100)), h.Min()), h.Max())
+		if got := h.Quantile(q); got != want {
+			t.Fatalf("Quantile(%v) = %v, HdrHistogram %v", q, got, want)
+		}
+		if got := a.Quantile(q); got != want {
+			t.Fatalf("merged Quantile(%v) = %v, HdrHistogram %v", q, got, want)
+		}
+	}
+	// A Record after a query is seen by the next query.
+	before := h.Quantile(0.5)
+	for i := 0; i < 1_000_000; i++ {
+		h.Record(time.Duration(HistogramMax))
+	}
+	if after := h.Quantile(0.5); after == before {
+		t.Fatal("a query after Record answered from stale counts")
 	}
 }
