@@ -29,6 +29,7 @@ var tierDefaults = map[string]any{
 	"preset":                           "none",
 	"host":                             "self",
 	"cores":                            1,
+	"cpu_discipline":                   "sharing",
 	"cost_multiplier":                  1.0,
 	"async":                            false,
 	"memory_per_request_kb":            0.0,
@@ -243,10 +244,12 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string) 
 		Name:             t.name,
 		Cores:            n,
 		CostMultiplier:   c.float(scopeTier, "cost_multiplier"),
+		DotNet:           c.str(scopeTier, "dotnet"),
 		Async:            c.bool(scopeTier, "async"),
 		MemoryPerRequest: int64(c.float(scopeTier, "memory_per_request_kb") * 1024),
 	}
 	tier.Host = model.HostKind(indexOf(model.HostNames(), c.str(scopeTier, "host")))
+	tier.CPU = model.CPUDiscipline(indexOf(model.CPUNames(), c.str(scopeTier, "cpu_discipline")))
 	tier.Worker = resolvePool(c, "worker")
 	tier.IO = resolvePool(c, "io")
 	tier.WCF = resolveWCF(c, n)
@@ -273,6 +276,10 @@ func resolvePool(c *chain, name string) model.Pool {
 		Injection:   model.Injection(indexOf(model.InjectionNames(), c.str(scopeTier, name+".injection"))),
 		GateDelay:   c.dur(scopeTier, name+".gate_delay"),
 		IdleTimeout: c.dur(scopeTier, name+".idle_timeout"),
+	}
+	// An absent queue_limit is the CLR's unbounded queue.
+	if s, ok := c.explicit(name + ".queue_limit"); ok {
+		pl.BoundedQueue, pl.QueueLimit = true, s.v.(int)
 	}
 	if pl.Min > pl.Max {
 		rel := name + ".min"
@@ -609,8 +616,10 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 	switch client {
 	case "envoy":
 		call.Conn.MaxPending = envoyDefaultMax // facts §8: max_pending_requests 1024
-		if v := c.int(scopeStep, "max_pending"); v > 0 {
-			call.Conn.MaxPending = v
+		if v, _, _, ok := c.get(mustDef(scopeStep, "max_pending"), "max_pending"); ok {
+			call.Conn.MaxPending = v.(int)
+			// 0: no call may wait for a connection (a loss system).
+			call.Conn.NoPending = call.Conn.MaxPending == 0
 		}
 	case "hikari":
 		call.Conn.WaitTimeout = hikariDefaultWait // facts §8: connectionTimeout 30 s

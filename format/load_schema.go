@@ -75,7 +75,7 @@ var callKeys = []keyDef{
 	intKey("connection_limit_code", 0, maxInt32, ""),
 	intKey("max_conns_per_host", 0, maxInt32, ""),
 	intKey("max_connections", 1, maxInt32, ""),
-	intKey("max_pending", 1, maxInt32, ""),
+	intKey("max_pending", 0, maxInt32, ""),
 	intKey("pool_size", 1, 1e6, ""),
 	durKey("wait_timeout", 0, maxSettingDur, false),
 	enumKey("connection_queue", "auto", "per-connection", "shared"),
@@ -118,6 +118,7 @@ func poolKeys(prefix string) []keyDef {
 		enumKey(prefix+".injection", model.InjectionNames()...),
 		durKey(prefix+".gate_delay", 0, time.Hour, false),
 		durKey(prefix+".idle_timeout", 0, maxSettingDur, false),
+		intKey(prefix+".queue_limit", 0, 1e7, ""),
 	}
 }
 
@@ -161,6 +162,7 @@ var tierKeys = concatKeys(
 		enumKey("preset", tierPresetNames()...),
 		enumKey("host", model.HostNames()...),
 		intKey("cores", 1, 1024, "cores"),
+		enumKey("cpu_discipline", model.CPUNames()...),
 		floatKey("cost_multiplier", 0, 1000, true),
 		{name: "async", typ: tBool},
 		floatKey("memory_per_request_kb", 0, 1e7, false),

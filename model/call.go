@@ -26,7 +26,7 @@ type callStat struct {
 	// of a deadline that did not fire (nearly all of them) costs O(1).
 	deadlines, waitTimeouts *sim.Lane
 
-	lvInUse, lvWaiting                         sim.Level
+	lvInUse, lvWaiting                         level
 	wait                                       *sim.Histogram
 	calls, timedOut, rejected, failed, retries int64
 }
@@ -113,8 +113,8 @@ func (cs *callStat) result(now sim.Time) results.Call {
 	return results.Call{
 		From: cs.from, To: cs.r.top.Tiers[cs.to].Name,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
-		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(),
-		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(),
+		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(now),
+		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(now),
 		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
 		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
 	}
@@ -204,6 +204,8 @@ type call struct {
 	proxy     *proxyInst
 	holdProx  bool // holds the no-open mutex or a pool-wait slot
 	holdConn  bool
+	holdCore  bool          // CPUFCFS caller: holds one of its tier's cores
+	cpuNeed   time.Duration // CPUFCFS caller: the demand to run on it
 	free      bool // on the free list
 	keep      bool // never recycle: a stale event may still arrive
 	lane      int  // the connection held, in a per-connection pool
@@ -233,6 +235,7 @@ const (
 	ckDeadline
 	ckBackoff
 	ckWaitTimeout
+	ckCore // CPUFCFS caller: a core was granted
 )
 
 func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root rootRef) *call {
@@ -297,7 +300,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 	if c.done {
 		return // an event that was on its way when the call was abandoned
 	}
-	if kind == ckGranted {
+	if kind == ckGranted || kind == ckCore {
 		if !c.wr.granted {
 			return // a grant that was given back (see giveBack)
 		}
@@ -323,7 +326,14 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		}
 		c.phase++
 		c.advance()
+	case ckCore:
+		c.onCore()
 	case ckCPUDone:
+		if c.holdCore {
+			c.timer = sim.EventID{}
+			c.holdCore = false
+			c.from.cores.release()
+		}
 		c.root.charge(bdCPU, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
@@ -384,7 +394,21 @@ func (c *call) takeInst() {
 
 func (c *call) callerCPU(d time.Duration) {
 	c.phaseAt = c.r.e.Now()
+	if cores := c.from.cores; cores != nil {
+		// FCFS: wait for a core, then hold it for the demand.
+		c.cpuNeed = d
+		if !cores.acquire(&c.wr, c, ckCore, nil) {
+			return
+		}
+		c.onCore()
+		return
+	}
 	c.from.cpu.Start(&c.cpu, d, c, ckCPUDone, nil)
+}
+
+func (c *call) onCore() {
+	c.holdCore = true
+	c.timer = c.r.e.Schedule(c.cpuNeed, sim.ClassCompletion, c, ckCPUDone, nil)
 }
 
 func (c *call) advance() {
@@ -431,7 +455,7 @@ func (c *call) advance() {
 			}
 		case cpConn:
 			cn := &c.spec.Conn
-			if mp := cn.MaxPending; mp > 0 && !c.cs.conns.free() && c.cs.conns.waiting >= mp {
+			if full := cn.NoPending || (cn.MaxPending > 0 && c.cs.conns.waiting >= cn.MaxPending); full && !c.cs.conns.free() {
 				c.fail(results.Rejected)
 				return
 			}
@@ -576,6 +600,10 @@ func (c *call) stop() {
 	}
 	if c.cpu.InService() {
 		c.from.cpu.Remove(&c.cpu)
+	}
+	if c.holdCore {
+		c.holdCore = false
+		c.from.cores.release()
 	}
 	if c.holdConn {
 		c.holdConn = false

@@ -33,7 +33,16 @@ type job struct {
 	sub      *call
 
 	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
+	holdCore                                                              bool // CPUFCFS: holds a core
 	sessStage                                                             int
+
+	// The counters (docs/counters.md): inTier once counted as arrived (a
+	// request refused at the door never is); isExec from the start of
+	// execution (execAt); inOp while its operation runs (from opAt);
+	// waited is its time in the tier's queues.
+	inTier, isExec, inOp bool
+	execAt, opAt         sim.Time
+	waited               time.Duration
 	thread                                                                *threadPool
 	locks                                                                 []int
 	extraCPU                                                              time.Duration
@@ -74,6 +83,7 @@ const (
 	jkRethread // an async handler got a thread back after a call
 	jkRelock   // a reentrant handler got its instance lock back after a call
 	jkRetry    // run the current phase again (a session another job was opening is ready)
+	jkCore     // CPUFCFS: a core was granted
 )
 
 func (t *tierRT) newJob(c *call) *job {
@@ -106,7 +116,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	if j.ended {
 		return // a reply that was on its way when the job was aborted
 	}
-	if kind == jkGranted || kind == jkRethread || kind == jkRelock {
+	if kind == jkGranted || kind == jkRethread || kind == jkRelock || kind == jkCore {
 		if !j.wr.granted {
 			return // a grant that was given back (see giveBack)
 		}
@@ -116,12 +126,21 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	switch kind {
 	case jkGranted:
 		j.root.charge(j.waitCat, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
 		j.grantedPhase()
 		j.phase++
 		j.advance()
 	case jkCPUDone:
+		if j.holdCore {
+			j.timer = sim.EventID{}
+			j.holdCore = false
+			j.t.cores.release()
+		}
 		j.cpuDone(now)
 		j.next()
+	case jkCore:
+		j.waited += now.Sub(j.phaseAt) // charged as CPU wait by cpuDone
+		j.onCore()
 	case jkWaitDone:
 		j.timer = sim.EventID{}
 		j.root.charge(bdExternal, now.Sub(j.phaseAt))
@@ -130,6 +149,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.subDone(arg.(*call))
 	case jkRethread:
 		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
 		j.holdThread = true
 		j.afterCall()
 	case jkRetry:
@@ -137,9 +157,11 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 			return // not (or no longer) waiting for a session someone else opens
 		}
 		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
 		j.advance()
 	case jkRelock:
 		j.root.charge(bdLock, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
 		j.holdConc = true
 		j.afterCall()
 	}
@@ -159,6 +181,9 @@ func (j *job) grantedPhase() {
 	switch j.phase {
 	case jpWorker:
 		j.holdWorker = true
+		if j.t.execPhase == jpWorker {
+			j.startExec()
+		}
 	case jpSession:
 		// The session slot (stage 0) or the session's instance (stage 1)
 		// was granted; openSession goes on from there.
@@ -176,6 +201,9 @@ func (j *job) grantedPhase() {
 		j.holdConc = true
 	case jpThread:
 		j.holdThread = true
+		if j.t.execPhase == jpThread {
+			j.startExec()
+		}
 	case jpSteps:
 		// a lock step
 		st := &j.t.spec.Steps[j.step]
@@ -220,10 +248,17 @@ func (j *job) advance() {
 		switch j.phase {
 		case jpWorker:
 			if t.usesWorker() {
+				if t.worker.rejects() {
+					t.reject(j)
+					return
+				}
 				if !j.waitThread(t.worker, jkGranted) {
 					return
 				}
 				j.holdWorker = true
+			}
+			if t.execPhase == jpWorker {
+				j.startExec()
 			}
 		case jpSession:
 			if !j.openSession() {
@@ -267,10 +302,17 @@ func (j *job) advance() {
 				// An ASP.NET page runs on the worker thread it was given.
 				j.holdWorker, j.holdThread = false, true
 			} else {
+				if !t.usesWorker() && p.rejects() {
+					t.reject(j) // its first thread: the pool's queue is full
+					return
+				}
 				if !j.waitThread(p, jkGranted) {
 					return
 				}
 				j.holdThread = true
+			}
+			if t.execPhase == jpThread {
+				j.startExec()
 			}
 		case jpDecode:
 			if need := j.extraCPU + j.spec.Binding.cost(j.spec.RequestKB); need > 0 {
@@ -278,7 +320,11 @@ func (j *job) advance() {
 				return
 			}
 		case jpSteps:
+			if !j.inOp {
+				j.startOp()
+			}
 			if j.step >= len(t.spec.Steps) {
+				j.endOp()
 				break
 			}
 			if !j.runStep() {
@@ -340,9 +386,77 @@ func (j *job) unlock(l int) {
 }
 
 func (j *job) useCPU(d time.Duration) {
-	j.cpuStart = j.t.r.e.Now()
+	t := j.t
+	j.cpuStart = t.r.e.Now()
 	j.cpuNeed = d
-	j.t.cpu.Start(&j.cpu, d, j, jkCPUDone, nil)
+	if t.cores != nil {
+		// FCFS: wait for a core, then hold it for the whole demand.
+		j.waitCat = bdCPUWait
+		j.phaseAt = j.cpuStart
+		if !t.cores.acquire(&j.wr, j, jkCore, nil) {
+			return
+		}
+		j.onCore()
+		return
+	}
+	t.cpu.Start(&j.cpu, d, j, jkCPUDone, nil)
+}
+
+// onCore runs the demand on the core the job holds.
+func (j *job) onCore() {
+	j.holdCore = true
+	j.timer = j.t.r.e.Schedule(j.cpuNeed, sim.ClassCompletion, j, jkCPUDone, nil)
+}
+
+// startExec is the request leaving the queues: it is executing now
+// (ASP.NET's Requests Executing; Request Wait Time ends), and on an
+// ASP.NET host it takes an HttpApplication instance.
+func (j *job) startExec() {
+	if j.isExec {
+		return
+	}
+	t := j.t
+	now := t.r.e.Now()
+	j.isExec, j.execAt = true, now
+	t.lvQueued.Add(now, -1)
+	t.lvExec.Add(now, 1)
+	w := now.Sub(j.arrived)
+	t.iWait.Add(w)
+	if t.r.measuring {
+		t.mWait.Add(w)
+	}
+	if t.pipes != nil {
+		t.pipes.Take(time.Duration(now))
+		t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
+	}
+}
+
+// startOp is the operation starting (WCF's MethodCalled: Calls, Calls Per
+// Second, Calls Outstanding).
+func (j *job) startOp() {
+	t := j.t
+	now := t.r.e.Now()
+	j.inOp, j.opAt = true, now
+	t.lvOut.Add(now, 1)
+	t.iCalls++
+	t.totCalls++
+	if t.r.measuring {
+		t.mCalls++
+	}
+}
+
+// endOp is the operation returning, or ending with the request (Calls
+// Duration).
+func (j *job) endOp() {
+	t := j.t
+	now := t.r.e.Now()
+	j.inOp = false
+	t.lvOut.Add(now, -1)
+	d := now.Sub(j.opAt)
+	t.iCall.Add(d)
+	if t.r.measuring {
+		t.mCall.Add(d)
+	}
 }
 
 func (j *job) cpuDone(now sim.Time) {
@@ -591,16 +705,42 @@ func (j *job) finish(o results.Outcome) {
 	if j.holdWorker {
 		t.worker.release()
 	}
+	if j.holdCore {
+		t.cores.release()
+	}
 	if j.admitted {
 		t.executing--
-		t.lvExec.Add(now, -1)
 	}
-	t.lvOut.Add(now, -1)
-	t.lvMem.Add(now, -float64(t.spec.MemoryPerRequest))
+	if j.inOp {
+		j.endOp()
+	}
+	if j.inTier {
+		t.lvCur.Add(now, -1)
+		t.lvMem.Add(now, -float64(t.spec.MemoryPerRequest))
+		if j.isExec {
+			t.lvExec.Add(now, -1)
+			d := now.Sub(j.execAt)
+			t.iExec.Add(d)
+			if t.r.measuring {
+				t.mExec.Add(d)
+			}
+			if t.pipes != nil {
+				t.pipes.Return(time.Duration(now))
+				t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
+			}
+		} else {
+			t.lvQueued.Add(now, -1)
+		}
+	}
 	if o == results.Completed && t.r.measuring {
 		t.completed++
 		if t.idx == t.r.load.target {
 			t.r.entryDone++
+		}
+		t.resp.Record(now.Sub(j.arrived))
+		t.served++
+		if j.waited > 0 {
+			t.waited++
 		}
 	}
 	if j.proxy != nil {

@@ -54,8 +54,11 @@ func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run
 		r.e.Run(sim.Time(top.Duration))
 	}
 	res = r.collect()
+	if !r.counts.Conserved() {
+		return res, fmt.Errorf("model: requests not conserved over the run: %+v", r.counts)
+	}
 	if !res.Requests.Conserved() {
-		return res, fmt.Errorf("model: requests not conserved: %+v", res.Requests)
+		return res, fmt.Errorf("model: requests not conserved after warm-up: %+v", res.Requests)
 	}
 	return res, nil
 }
@@ -103,8 +106,10 @@ type runner struct {
 	warmup    sim.Time
 	measuring bool // after warm-up
 
-	counts     results.Counts
-	mCompleted int64 // client completions after warm-up
+	counts     results.Counts // over the whole run (checked for conservation)
+	genAtWarm  int64          // requests generated before warm-up ended
+	liveAtWarm int64          // and those still under way then
+	mCompleted int64          // client completions after warm-up
 	mTimedOut  int64
 	mRejected  int64
 	mFailed    int64
@@ -178,6 +183,7 @@ func (r *runner) OnEvent(e *sim.Engine, kind int32, arg any) {
 func (r *runner) resetStats() {
 	now := r.e.Now()
 	r.measuring = true
+	r.genAtWarm, r.liveAtWarm = r.load.generated, r.load.live()
 	r.lat.Reset()
 	r.mCompleted, r.mTimedOut, r.mRejected, r.mFailed, r.mEnded, r.entryDone = 0, 0, 0, 0, 0, 0
 	r.bd, r.bdCount = results.BreakdownSums{}, 0
@@ -272,15 +278,20 @@ func (r *runner) collect() *results.Run {
 	if r.firstTO >= 0 {
 		res.FirstTimeout = r.firstTO.Seconds()
 	}
+	// Conservation is checked independently: the in-flight count is the
+	// requests still open, not derived from the others.
+	live := r.load.live()
 	c := r.counts
 	c.Generated = r.load.generated
-	c.InFlight = c.Generated - c.Completed - c.TimedOut - c.Rejected - c.Failed
-	if live := r.load.live(); live != c.InFlight {
-		// Conservation is checked independently: the in-flight count derived
-		// from the others must equal the requests still open.
-		c.InFlight = live
+	c.InFlight = live
+	r.counts = c
+	// The reported counts are the measured period's, as rates and
+	// latencies are (results.Counts).
+	res.Requests = results.Counts{
+		Generated: r.load.generated - r.genAtWarm, InFlightAtWarmup: r.liveAtWarm,
+		Completed: r.mCompleted, TimedOut: r.mTimedOut, Rejected: r.mRejected, Failed: r.mFailed,
+		InFlight: live,
 	}
-	res.Requests = c
 	span := (now - r.warmup).Seconds()
 	if span > 0 {
 		res.ThroughputPerS = float64(r.entryDone) / span
@@ -294,7 +305,7 @@ func (r *runner) collect() *results.Run {
 	res.Breakdown = r.bd.Mean(r.bdCount)
 	for _, t := range r.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
-		res.Tiers = append(res.Tiers, t.result(now))
+		res.Tiers = append(res.Tiers, t.result(now, time.Duration(now-r.warmup)))
 	}
 	for _, cs := range r.calls {
 		res.Calls = append(res.Calls, cs.result(now))

@@ -386,11 +386,11 @@ func TestSessionWaitersDroppedWhenClientGone(t *testing.T) {
 	top.Load.Call.Proxy = Proxy{Kind: ProxyPerUser}
 	got, res := outcomes(t, top)
 	expect(t, "latencies", got, "1 5/timed_out")
-	if tr := res.Tiers[0]; tr.Aborted != 1 || tr.OutstandingMax != 2 {
-		t.Errorf("dropped %d (want 1), outstanding max %v", tr.Aborted, tr.OutstandingMax)
+	if tr := res.Tiers[0]; tr.Aborted != 1 || tr.CurrentMax != 2 || tr.OutstandingMax != 1 {
+		t.Errorf("dropped %d (want 1), requests current max %v (want 2), calls outstanding max %v (want 1: the other never ran)", tr.Aborted, tr.CurrentMax, tr.OutstandingMax)
 	}
-	if last := res.Series[len(res.Series)-1].Tiers[0].Outstanding; last != 0 {
-		t.Errorf("calls outstanding at the end = %v, want 0 (the dead session request left)", last)
+	if last := res.Series[len(res.Series)-1].Tiers[0].Current; last != 0 {
+		t.Errorf("requests current at the end = %v, want 0 (the dead session request left)", last)
 	}
 }
 

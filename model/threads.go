@@ -54,6 +54,19 @@ func (p *threadPool) acquire(w *waitRec, h sim.Handler, kind int32, arg any) boo
 	return false
 }
 
+// rejects reports whether a request asking for its first thread now is
+// turned away: the pool's queue is bounded (Pool.BoundedQueue), no thread
+// is free or can be created at once, and the queue is full.
+func (p *threadPool) rejects() bool {
+	if !p.spec.BoundedQueue {
+		return false
+	}
+	if p.s.waiting == 0 && (p.s.inUse < p.threads || p.canCreateNow()) {
+		return false
+	}
+	return p.s.waiting >= p.spec.QueueLimit
+}
+
 func (p *threadPool) canCreateNow() bool {
 	if p.threads >= p.spec.Max {
 		return false

@@ -15,7 +15,14 @@ type tierRT struct {
 	wcf  bool
 
 	cpu        *sim.PS
+	cores      *slots // CPUFCFS: a slot per core, first come first served
 	worker, io *threadPool
+
+	// execPhase is the phase whose end makes a request executing: the
+	// worker thread on an ASP.NET host (ASP.NET's Requests Executing), the
+	// handler thread elsewhere.
+	execPhase int
+	pipes     *AppPool // ASP.NET hosts: the HttpApplication pool
 
 	admQ      []*job // admission FIFO (ring-free: head index)
 	admHead   int
@@ -34,11 +41,21 @@ type tierRT struct {
 
 	out []*callStat // calls made from this tier
 
-	// levels
-	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU sim.Level
+	// levels (docs/counters.md): lvQueued counts the requests not yet
+	// executing, lvAppQ the admission queue alone, lvCur both queued and
+	// executing, lvOut the operations in progress.
+	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU level
+	lvCur, lvAppQ, lvPipe, lvInst, lvWBusy, lvWorkers, lvIOBusy, lvIOs level
 	cpuInt                                                         integ
 	completed, rejected, aborted                                   int64
 	wasted                                                         time.Duration
+
+	// Durations and counts: i* since the last sample, m* since warm-up,
+	// tot* since the start (PerfMon's raw counters).
+	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected int64
+	iExec, iWait, iCall, mExec, mWait, mCall                  DurationStat
+	resp                                                      *sim.Histogram // arrival to reply of the requests completed after warm-up
+	served, waited                                            int64          // completed after warm-up, and of those the ones that waited
 }
 
 func newTierRT(r *runner, i int) *tierRT {
@@ -54,6 +71,20 @@ func newTierRT(r *runner, i int) *tierRT {
 		t.lvCPU.Set(now, float64(busy))
 		t.cpuInt.set(now, float64(busy))
 	}
+	if spec.CPU == CPUFCFS {
+		t.cores = newSlots(e, spec.Cores)
+		t.cores.onChange = func() {
+			now := e.Now()
+			t.lvCPU.Set(now, float64(t.cores.inUse))
+			t.cpuInt.set(now, float64(t.cores.inUse))
+		}
+	}
+	t.execPhase = jpThread
+	if spec.Host == HostASPNetClassic || spec.Host == HostIISIntegrated {
+		t.execPhase = jpWorker
+		t.pipes = NewAppPool(LegacyASPNet(spec.DotNet))
+	}
+	t.resp = sim.NewHistogram()
 	t.worker = newThreadPool(e, spec.Worker)
 	t.io = newThreadPool(e, spec.IO)
 	onThreads := func() {
@@ -61,6 +92,10 @@ func newTierRT(r *runner, i int) *tierRT {
 		t.lvBusy.Set(now, float64(t.worker.busy()+t.io.busy()))
 		t.lvThreads.Set(now, float64(t.worker.threads+t.io.threads))
 		t.lvTQ.Set(now, float64(t.worker.waiting()+t.io.waiting()))
+		t.lvWBusy.Set(now, float64(t.worker.busy()))
+		t.lvWorkers.Set(now, float64(t.worker.threads))
+		t.lvIOBusy.Set(now, float64(t.io.busy()))
+		t.lvIOs.Set(now, float64(t.io.threads))
 	}
 	t.worker.s.onChange, t.io.s.onChange = onThreads, onThreads
 	t.worker.onGrow, t.io.onGrow = onThreads, onThreads
@@ -68,6 +103,7 @@ func newTierRT(r *runner, i int) *tierRT {
 		t.calls = newSlots(e, w.MaxCalls)
 		t.sessions = newSlots(e, w.MaxSessions)
 		t.instances = newSlots(e, w.MaxInstances)
+		t.instances.onChange = func() { t.lvInst.Set(e.Now(), float64(t.instances.inUse)) }
 		if w.Instancing == SingleInstance && w.Concurrency != ConcurrencyMultiple {
 			t.concLock = newSlots(e, 1)
 		}
@@ -96,19 +132,39 @@ func newTierRT(r *runner, i int) *tierRT {
 	return t
 }
 
+func (t *tierRT) levels() []*level {
+	return []*level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU,
+		&t.lvCur, &t.lvAppQ, &t.lvPipe, &t.lvInst, &t.lvWBusy, &t.lvWorkers, &t.lvIOBusy, &t.lvIOs}
+}
+
 func (t *tierRT) resetStats(now sim.Time) {
-	for _, l := range []*sim.Level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU} {
+	t.syncPipes(now)
+	for _, l := range t.levels() {
 		l.Reset(now)
 	}
 	t.completed, t.rejected, t.aborted, t.wasted = 0, 0, 0, 0
+	t.mArrived, t.mCalls = 0, 0
+	t.mExec, t.mWait, t.mCall = DurationStat{}, DurationStat{}, DurationStat{}
+	t.resp.Reset()
+	t.served, t.waited = 0, 0
+}
+
+// syncPipes brings the Pipeline Instance Count up to now (its trims are
+// lazy, see AppPool).
+func (t *tierRT) syncPipes(now sim.Time) {
+	if t.pipes != nil {
+		t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
+	}
 }
 
 func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample {
 	every := float64(interval)
-	cpu := 0.0
+	cpu, perS := 0.0, 0.0
 	if now > 0 {
 		cpu = 100 * t.cpuInt.take(now) / (every * float64(t.spec.Cores))
+		perS = 1 / interval.Seconds()
 	}
+	t.syncPipes(now)
 	s := results.TierSample{
 		Executing:   t.lvExec.Value(),
 		Queued:      t.lvQueued.Value(),
@@ -118,7 +174,32 @@ func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample
 		ThreadQueue: t.lvTQ.Value(),
 		CPU:         cpu,
 		MemoryMB:    t.lvMem.Value() / (1 << 20),
+
+		Current:    t.lvCur.Value(),
+		AppQueued:  t.lvAppQ.Value(),
+		Pipelines:  t.lvPipe.Value(),
+		Instances:  t.lvInst.Value(),
+		WorkerBusy: t.lvWBusy.Value(),
+		Workers:    t.lvWorkers.Value(),
+		IOBusy:     t.lvIOBusy.Value(),
+		IOThreads:  t.lvIOs.Value(),
+
+		RequestsPerS:     float64(t.iArrived) * perS,
+		CallsPerS:        float64(t.iCalls) * perS,
+		ExecTimeMS:       1000 * t.iExec.Mean(),
+		ExecTimeMaxMS:    1000 * t.iExec.MaxSeconds(),
+		WaitTimeMS:       1000 * t.iWait.Mean(),
+		WaitTimeMaxMS:    1000 * t.iWait.MaxSeconds(),
+		CallDuration:     t.iCall.Mean(),
+		CallDurationMax:  t.iCall.MaxSeconds(),
+		ExecN:            t.iExec.N,
+		WaitN:            t.iWait.N,
+		CallN:            t.iCall.N,
+		Calls:            float64(t.totCalls),
+		RequestsRejected: float64(t.totRejected),
 	}
+	t.iArrived, t.iCalls = 0, 0
+	t.iExec, t.iWait, t.iCall = DurationStat{}, DurationStat{}, DurationStat{}
 	for _, c := range t.out {
 		s.ConnsInUse += float64(c.conns.inUse)
 		s.ConnsWaiting += float64(c.conns.waiting)
@@ -126,27 +207,67 @@ func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample
 	return s
 }
 
-func (t *tierRT) result(now sim.Time) results.Tier {
-	return results.Tier{
+func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
+	t.syncPipes(now)
+	perS := 0.0
+	if span > 0 {
+		perS = 1 / span.Seconds()
+	}
+	r := results.Tier{
 		Name:             t.spec.Name,
 		Cores:            t.spec.Cores,
 		CPUUtil:          t.lvCPU.Mean(now) / float64(t.spec.Cores),
 		ExecutingMean:    t.lvExec.Mean(now),
-		ExecutingMax:     t.lvExec.Max(),
+		ExecutingMax:     t.lvExec.Max(now),
 		QueuedMean:       t.lvQueued.Mean(now),
-		QueuedMax:        t.lvQueued.Max(),
+		QueuedMax:        t.lvQueued.Max(now),
+		CurrentMean:      t.lvCur.Mean(now),
+		CurrentMax:       t.lvCur.Max(now),
+		AppQueuedMean:    t.lvAppQ.Mean(now),
+		AppQueuedMax:     t.lvAppQ.Max(now),
+		PipelinesMean:    t.lvPipe.Mean(now),
+		PipelinesMax:     t.lvPipe.Max(now),
 		OutstandingMean:  t.lvOut.Mean(now),
-		OutstandingMax:   t.lvOut.Max(),
+		OutstandingMax:   t.lvOut.Max(now),
+		InstancesMean:    t.lvInst.Mean(now),
+		InstancesMax:     t.lvInst.Max(now),
 		ThreadsBusyMean:  t.lvBusy.Mean(now),
-		ThreadsBusyMax:   t.lvBusy.Max(),
-		ThreadsMax:       t.lvThreads.Max(),
+		ThreadsBusyMax:   t.lvBusy.Max(now),
+		ThreadsMax:       t.lvThreads.Max(now),
 		ThreadQueueMean:  t.lvTQ.Mean(now),
-		MemoryMaxMB:      t.lvMem.Max() / (1 << 20),
+		WorkerBusyMean:   t.lvWBusy.Mean(now),
+		WorkerBusyMax:    t.lvWBusy.Max(now),
+		WorkersMean:      t.lvWorkers.Mean(now),
+		WorkersMax:       t.lvWorkers.Max(now),
+		IOBusyMean:       t.lvIOBusy.Mean(now),
+		IOBusyMax:        t.lvIOBusy.Max(now),
+		IOThreadsMean:    t.lvIOs.Mean(now),
+		IOThreadsMax:     t.lvIOs.Max(now),
+		MemoryMaxMB:      t.lvMem.Max(now) / (1 << 20),
+		RequestsPerS:     float64(t.mArrived) * perS,
+		CallsPerS:        float64(t.mCalls) * perS,
+		ExecTimeMean:     t.mExec.Mean(),
+		ExecTimeMax:      t.mExec.MaxSeconds(),
+		WaitTimeMean:     t.mWait.Mean(),
+		WaitTimeMax:      t.mWait.MaxSeconds(),
+		CallDurationMean: t.mCall.Mean(),
+		CallDurationMax:  t.mCall.MaxSeconds(),
+		Arrived:          t.mArrived,
+		Calls:            t.mCalls,
 		Completed:        t.completed,
 		Rejected:         t.rejected,
 		Aborted:          t.aborted,
 		WastedCPUSeconds: t.wasted.Seconds(),
 	}
+	if t.resp.Count() > 0 {
+		r.ResponseMean = t.resp.Mean().Seconds()
+		r.ResponseP50 = t.resp.Quantile(0.5).Seconds()
+		r.ResponseP99 = t.resp.Quantile(0.99).Seconds()
+	}
+	if t.served > 0 {
+		r.PWait = float64(t.waited) / float64(t.served)
+	}
+	return r
 }
 
 // ---------------------------------------------------------------------------
@@ -154,8 +275,10 @@ func (t *tierRT) result(now sim.Time) results.Tier {
 
 func (t *tierRT) arrive(j *job) {
 	now := t.r.e.Now()
-	t.lvOut.Add(now, 1)
-	t.lvMem.Add(now, float64(t.spec.MemoryPerRequest))
+	t.iArrived++
+	if t.r.measuring {
+		t.mArrived++
+	}
 	a := &t.spec.Admission
 	var d Decision
 	queued := len(t.admQ) - t.admHead
@@ -167,26 +290,38 @@ func (t *tierRT) arrive(j *job) {
 	case AdmitConcurrent:
 		d = DecideConcurrent(t.executing, a.MaxExecuting, queued, a.QueueLimit, a.CountExecuting)
 	}
+	if d == DecisionReject {
+		// Refused at the door: never queued, never held anything.
+		t.reject(j)
+		return
+	}
+	j.inTier = true
+	t.lvCur.Add(now, 1)
+	t.lvQueued.Add(now, 1)
+	t.lvMem.Add(now, float64(t.spec.MemoryPerRequest))
 	switch d {
 	case DecisionRun:
 		t.admit(j)
 	case DecisionQueue:
 		j.phaseAt = now
 		t.admQ = append(t.admQ, j)
-		t.lvQueued.Add(now, 1)
-	case DecisionReject:
-		if t.r.measuring {
-			t.rejected++
-		}
-		j.finish(results.Rejected)
+		t.lvAppQ.Add(now, 1)
 	}
+}
+
+// reject ends a request the tier refuses (HTTP 503 Server Too Busy).
+func (t *tierRT) reject(j *job) {
+	t.totRejected++
+	if t.r.measuring {
+		t.rejected++
+	}
+	j.finish(results.Rejected)
 }
 
 func (t *tierRT) admit(j *job) {
 	t.executing++
 	j.admitted = true
 	j.started = t.r.e.Now()
-	t.lvExec.Add(j.started, 1)
 	if t.spec.Admission.ExecutionTimeout > 0 {
 		t.execList = append(t.execList, jobRef{j, j.gen})
 		t.armExecCheck()
@@ -214,13 +349,15 @@ func (t *tierRT) drain() {
 		t.admQ[t.admHead] = nil
 		t.admHead++
 		now := t.r.e.Now()
-		t.lvQueued.Add(now, -1)
+		t.lvAppQ.Add(now, -1)
 		if cc := a.ClientConnectedCheck; cc > 0 && j.orphaned() && now.Sub(j.phaseAt) > cc {
 			// clientConnectedCheck: the client has gone; drop it unserved.
 			t.drop(j)
 			continue
 		}
-		j.root.charge(bdAdmit, now.Sub(j.phaseAt))
+		w := now.Sub(j.phaseAt)
+		j.root.charge(bdAdmit, w)
+		j.waited += w
 		t.admit(j)
 	}
 	if t.admHead > 1024 && t.admHead*2 > len(t.admQ) {

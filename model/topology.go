@@ -43,7 +43,13 @@ type Tier struct {
 	Name           string
 	Host           HostKind
 	Cores          int
-	CostMultiplier float64 // multiplies every CPU demand (debug builds, tracing); 1 = none
+	CPU            CPUDiscipline // how the cores serve CPU demands
+	CostMultiplier float64       // multiplies every CPU demand (debug builds, tracing); 1 = none
+	// DotNet is the process's .NET version ("3.5", "4.0", "core"), "" when
+	// not .NET: it names the PerfMon counter objects (ASP.NET v2.0.50727
+	// or v4.0.30319, ServiceModelService 3.0.0.0 or 4.0.0.0) and picks the
+	// HttpApplication pool's rules (AppPool).
+	DotNet string
 
 	Worker Pool // ASP.NET / CLR worker threads
 	IO     Pool // CLR I/O completion threads (WCF runs operations on these)
@@ -74,6 +80,25 @@ func (t *Tier) HoldsWorker() bool {
 // pool, as WCF's does, rather than on a worker thread.
 func (t *Tier) RunsOnIO() bool { return t.WCF != nil }
 
+// CPUDiscipline is how a tier's cores serve CPU demands.
+type CPUDiscipline uint8
+
+const (
+	// CPUSharing is processor sharing: n demands on c cores each progress
+	// at min(1, c/n) (an operating system's time slicing, idealised).
+	CPUSharing CPUDiscipline = iota
+	// CPUFCFS is c servers first come, first served: a demand waits for a
+	// free core, then holds it for the whole demand (the textbook M/M/c).
+	CPUFCFS
+)
+
+var cpuNames = [...]string{"sharing", "fcfs"}
+
+func (d CPUDiscipline) String() string { return cpuNames[d] }
+
+// CPUNames are the names of the CPUDiscipline values.
+func CPUNames() []string { return append([]string(nil), cpuNames[:]...) }
+
 // Injection is a thread pool's rule for creating threads above its minimum.
 type Injection uint8
 
@@ -98,6 +123,13 @@ type Pool struct {
 	Injection   Injection
 	GateDelay   time.Duration // CLR: ~500 ms between injected threads
 	IdleTimeout time.Duration // idle threads above Min retire after this
+	// BoundedQueue: a request that asks for its first thread when none is
+	// free (nor can be created at once) and QueueLimit requests already
+	// wait for one is rejected (503), as by a thread-pool executor with a
+	// bounded queue; QueueLimit 0 is no queue at all. Otherwise the queue
+	// is unbounded (the CLR's).
+	BoundedQueue bool
+	QueueLimit   int
 }
 
 // AdmissionKind selects a tier's request admission algorithm.
@@ -230,8 +262,12 @@ type Conn struct {
 	// ("2: System.Net default in a self-hosted process, no host-specific entry").
 	Resolution string
 	// MaxPending, if > 0, rejects a call at once when this many already
-	// wait for a connection (Envoy max_pending_requests). 0 = unbounded.
+	// wait for a connection (Envoy max_pending_requests). 0 = unbounded,
+	// unless NoPending.
 	MaxPending int
+	// NoPending rejects a call at once when no connection is free (Envoy
+	// max_pending_requests = 0): a loss system, Erlang's B.
+	NoPending bool
 	// WaitTimeout, if > 0, fails a call that waited this long for a
 	// connection (HikariCP connectionTimeout). 0 = only the call's timeout.
 	WaitTimeout time.Duration

@@ -41,9 +41,11 @@ func (s *PointSampler) Add(p Point) {
 func (s *PointSampler) Points() []Point { return s.points }
 
 // CompactSeries halves a time series that has filled up: it keeps the first
-// sample (t = 0) and merges the rest in pairs — the later sample's levels,
-// the pair's mean CPU (an average over the interval) — leaving an unpaired
-// last sample as it is. The caller doubles its sampling interval.
+// sample (t = 0) and merges the rest in pairs — the later sample's levels
+// and totals, the pair's mean CPU and rates (averages over equal
+// intervals), its durations' mean weighted by how many ended in each
+// interval and their maximum — leaving an unpaired last sample as it is.
+// The caller doubles its sampling interval.
 func CompactSeries(series []Sample) []Sample {
 	if len(series) < 3 {
 		return series
@@ -52,7 +54,7 @@ func CompactSeries(series []Sample) []Sample {
 	for i := 1; i+1 < len(series); i += 2 {
 		a, b := series[i], series[i+1]
 		for ti := range b.Tiers {
-			b.Tiers[ti].CPU = (a.Tiers[ti].CPU + b.Tiers[ti].CPU) / 2
+			mergeInterval(&b.Tiers[ti], &a.Tiers[ti])
 		}
 		series[k] = b
 		k++
@@ -62,4 +64,28 @@ func CompactSeries(series []Sample) []Sample {
 		k++
 	}
 	return series[:k]
+}
+
+// mergeInterval makes b's interval counters cover a's interval too (a, of
+// the same length, comes just before).
+func mergeInterval(b, a *TierSample) {
+	b.CPU = (a.CPU + b.CPU) / 2
+	b.RequestsPerS = (a.RequestsPerS + b.RequestsPerS) / 2
+	b.CallsPerS = (a.CallsPerS + b.CallsPerS) / 2
+	b.ExecTimeMS = weighted(a.ExecTimeMS, a.ExecN, b.ExecTimeMS, b.ExecN)
+	b.WaitTimeMS = weighted(a.WaitTimeMS, a.WaitN, b.WaitTimeMS, b.WaitN)
+	b.CallDuration = weighted(a.CallDuration, a.CallN, b.CallDuration, b.CallN)
+	b.ExecTimeMaxMS = max(a.ExecTimeMaxMS, b.ExecTimeMaxMS)
+	b.WaitTimeMaxMS = max(a.WaitTimeMaxMS, b.WaitTimeMaxMS)
+	b.CallDurationMax = max(a.CallDurationMax, b.CallDurationMax)
+	b.ExecN += a.ExecN
+	b.WaitN += a.WaitN
+	b.CallN += a.CallN
+}
+
+func weighted(x float64, n int64, y float64, m int64) float64 {
+	if n+m == 0 {
+		return 0
+	}
+	return (x*float64(n) + y*float64(m)) / float64(n+m)
 }

@@ -12,9 +12,12 @@ type Axis struct {
 
 // Aggregate is one scenario summarised over its replications:
 //
-//   - request counts, tier and call counts, and events are summed;
-//   - throughput, goodput, timeout and reject rates, warm-up and the time
-//     averages of tiers and calls are means over the replications;
+//   - request counts (those of each replication's measured period, see
+//     Counts), tier and call counts, and events are summed;
+//   - the simulated duration and the warm-up (both may differ between
+//     replications: precision stopping, automatic warm-up), throughput,
+//     goodput, timeout and reject rates and the time averages of tiers
+//     and calls are means over the replications;
 //   - latency statistics, the latency quantiles and the response-time
 //     breakdown are means over the replications that completed a request
 //     after warm-up (a replication in which every request timed out has no

@@ -7,27 +7,35 @@ package results
 
 import "encoding/json"
 
-// Counts is the fate of every request the load generated. The conservation
-// law Generated = Completed + TimedOut + Rejected + Failed + InFlight holds
-// for every run (see Conserved).
+// Counts is the fate of the requests of the measured period (after
+// warm-up, the period rates and latencies cover): Generated were generated
+// in it, InFlightAtWarmup were under way when it began, Completed, TimedOut,
+// Rejected and Failed ended in it, and InFlight were still under way at the
+// end. The conservation law
+//
+//	Generated + InFlightAtWarmup = Completed + TimedOut + Rejected + Failed + InFlight
+//
+// holds for every run (see Conserved); without a warm-up InFlightAtWarmup
+// is 0 and the counts cover the whole run.
 type Counts struct {
-	Generated int64 `json:"generated"`
-	Completed int64 `json:"completed"`
-	TimedOut  int64 `json:"timed_out"`
-	Rejected  int64 `json:"rejected"`
-	Failed    int64 `json:"failed"`
-	InFlight  int64 `json:"in_flight"`
+	Generated        int64 `json:"generated"`
+	InFlightAtWarmup int64 `json:"in_flight_at_warmup"`
+	Completed        int64 `json:"completed"`
+	TimedOut         int64 `json:"timed_out"`
+	Rejected         int64 `json:"rejected"`
+	Failed           int64 `json:"failed"`
+	InFlight         int64 `json:"in_flight"`
 }
 
 // Conserved reports whether the counts add up.
 func (c Counts) Conserved() bool {
-	return c.Generated == c.Completed+c.TimedOut+c.Rejected+c.Failed+c.InFlight
+	return c.Generated+c.InFlightAtWarmup == c.Completed+c.TimedOut+c.Rejected+c.Failed+c.InFlight
 }
 
 // Add returns the element-wise sum.
 func (c Counts) Add(o Counts) Counts {
-	return Counts{c.Generated + o.Generated, c.Completed + o.Completed, c.TimedOut + o.TimedOut,
-		c.Rejected + o.Rejected, c.Failed + o.Failed, c.InFlight + o.InFlight}
+	return Counts{c.Generated + o.Generated, c.InFlightAtWarmup + o.InFlightAtWarmup, c.Completed + o.Completed,
+		c.TimedOut + o.TimedOut, c.Rejected + o.Rejected, c.Failed + o.Failed, c.InFlight + o.InFlight}
 }
 
 // Latency summarises client-observed response times of completed requests, in seconds.
@@ -52,23 +60,78 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(l))
 }
 
-// Tier is one tier's counters over the measured period (after warm-up).
-// Means are time-weighted; maxima are the largest values seen.
+// Tier is one tier's counters over the measured period (after warm-up),
+// named after the PerfMon counters they stand for (docs/counters.md has
+// every one, its counter path and its definition). Levels have a
+// time-weighted mean and a maximum: the largest value held for a positive
+// time (a request refused at the instant it arrived was never held).
+// Durations are in seconds, over the requests (or calls) that ended in the
+// period; rates are per second of the period.
+//
+// A request at a tier is queued from its arrival until it starts
+// executing, and executing from then until it ends. It starts executing as
+// ASP.NET counts it: on an ASP.NET host when it has left the request queue
+// and holds its worker thread (with the asynchronous WCF module, when it
+// has left the queue); on any other host when it holds the thread its
+// operation runs on. Its operation runs (WCF's Calls Outstanding) from the
+// first step to the last, after the message was decoded and before the
+// reply is encoded.
 type Tier struct {
-	Name             string  `json:"name"`
-	Cores            int     `json:"cores"`
-	CPUUtil          float64 `json:"cpu_utilisation"`
-	ExecutingMean    float64 `json:"requests_executing_mean"`
-	ExecutingMax     float64 `json:"requests_executing_max"`
-	QueuedMean       float64 `json:"requests_queued_mean"`
-	QueuedMax        float64 `json:"requests_queued_max"`
-	OutstandingMean  float64 `json:"calls_outstanding_mean"`
-	OutstandingMax   float64 `json:"calls_outstanding_max"`
-	ThreadsBusyMean  float64 `json:"threads_busy_mean"`
-	ThreadsBusyMax   float64 `json:"threads_busy_max"`
-	ThreadsMax       float64 `json:"threads_max"`
-	ThreadQueueMean  float64 `json:"thread_queue_mean"`
-	MemoryMaxMB      float64 `json:"memory_max_mb"`
+	Name    string  `json:"name"`
+	Cores   int     `json:"cores"`
+	CPUUtil float64 `json:"cpu_utilisation"` // Processor(_Total)\% Processor Time / 100
+
+	// Levels.
+	ExecutingMean   float64 `json:"requests_executing_mean"` // ASP.NET Apps\Requests Executing
+	ExecutingMax    float64 `json:"requests_executing_max"`
+	QueuedMean      float64 `json:"requests_queued_mean"` // ASP.NET\Requests Queued: arrived, not executing yet
+	QueuedMax       float64 `json:"requests_queued_max"`
+	CurrentMean     float64 `json:"requests_current_mean"` // ASP.NET\Requests Current: queued + executing
+	CurrentMax      float64 `json:"requests_current_max"`
+	AppQueuedMean   float64 `json:"requests_in_application_queue_mean"` // ASP.NET Apps\Requests In Application Queue: the admission queue alone
+	AppQueuedMax    float64 `json:"requests_in_application_queue_max"`
+	PipelinesMean   float64 `json:"pipeline_instance_count_mean"` // ASP.NET Apps\Pipeline Instance Count (ASP.NET hosts)
+	PipelinesMax    float64 `json:"pipeline_instance_count_max"`
+	OutstandingMean float64 `json:"calls_outstanding_mean"` // ServiceModelService\Calls Outstanding: operations in progress
+	OutstandingMax  float64 `json:"calls_outstanding_max"`
+	InstancesMean   float64 `json:"instances_mean"` // ServiceModelService\Instances (WCF tiers)
+	InstancesMax    float64 `json:"instances_max"`
+	ThreadsBusyMean float64 `json:"threads_busy_mean"` // worker + I/O
+	ThreadsBusyMax  float64 `json:"threads_busy_max"`
+	ThreadsMax      float64 `json:"threads_max"`
+	ThreadQueueMean float64 `json:"thread_queue_mean"`
+	WorkerBusyMean  float64 `json:"worker_threads_busy_mean"` // CLR thread pool: worker threads running a request
+	WorkerBusyMax   float64 `json:"worker_threads_busy_max"`
+	WorkersMean     float64 `json:"worker_threads_mean"` // worker threads that exist
+	WorkersMax      float64 `json:"worker_threads_max"`
+	IOBusyMean      float64 `json:"io_threads_busy_mean"` // CLR thread pool: I/O completion threads running a request
+	IOBusyMax       float64 `json:"io_threads_busy_max"`
+	IOThreadsMean   float64 `json:"io_threads_mean"`
+	IOThreadsMax    float64 `json:"io_threads_max"`
+	MemoryMaxMB     float64 `json:"memory_max_mb"`
+
+	// Rates and durations.
+	RequestsPerS     float64 `json:"requests_per_s"`                // ASP.NET Apps\Requests/Sec: arrivals
+	CallsPerS        float64 `json:"calls_per_s"`                   // ServiceModelService\Calls Per Second: operations started
+	ExecTimeMean     float64 `json:"request_execution_time_mean_s"` // ASP.NET\Request Execution Time
+	ExecTimeMax      float64 `json:"request_execution_time_max_s"`
+	WaitTimeMean     float64 `json:"request_wait_time_mean_s"` // ASP.NET\Request Wait Time: arrival to execution
+	WaitTimeMax      float64 `json:"request_wait_time_max_s"`
+	CallDurationMean float64 `json:"calls_duration_mean_s"` // ServiceModelService\Calls Duration
+	CallDurationMax  float64 `json:"calls_duration_max_s"`
+
+	// Response time at the tier, arrival to reply, of the requests it
+	// completed (nil-like zeros when it completed none), and the share of
+	// them that waited a positive time in one of its queues (admission,
+	// threads, WCF throttles and locks, FCFS cores).
+	ResponseMean float64 `json:"response_time_mean_s"`
+	ResponseP50  float64 `json:"response_time_p50_s"`
+	ResponseP99  float64 `json:"response_time_p99_s"`
+	PWait        float64 `json:"p_wait"`
+
+	// Counts.
+	Arrived          int64   `json:"arrived"` // requests that arrived (Requests Total over the period)
+	Calls            int64   `json:"calls"`   // operations started (ServiceModelService\Calls over the period)
 	Completed        int64   `json:"completed"`
 	Rejected         int64   `json:"rejected"`
 	Aborted          int64   `json:"aborted"` // ended unserved or cut short by the server: executionTimeout, clientConnectedCheck, a WCF session never opened for a client that had gone
@@ -95,7 +158,12 @@ type Call struct {
 	Retries     int64   `json:"retries"`
 }
 
-// TierSample is one tier's counters at one sampling instant.
+// TierSample is one tier's counters at one sampling instant, as PerfMon
+// samples them: levels are the values at the instant; rates and durations
+// cover the interval that ends at it (zero at t = 0 and in an interval in
+// which nothing ended); Calls and RequestsRejected are totals since the
+// start of the run, warm-up included, as a PerfMon raw counter is. Field by
+// field the definitions are those of Tier (docs/counters.md).
 type TierSample struct {
 	Executing    float64 `json:"requests_executing"`
 	Queued       float64 `json:"requests_queued"`
@@ -107,6 +175,31 @@ type TierSample struct {
 	ConnsWaiting float64 `json:"connections_waiting"`
 	CPU          float64 `json:"cpu_percent"` // average over the interval that ends here
 	MemoryMB     float64 `json:"memory_mb"`
+
+	Current    float64 `json:"requests_current"`
+	AppQueued  float64 `json:"requests_in_application_queue"`
+	Pipelines  float64 `json:"pipeline_instance_count"`
+	Instances  float64 `json:"instances"`
+	WorkerBusy float64 `json:"worker_threads_busy"`
+	Workers    float64 `json:"worker_threads"`
+	IOBusy     float64 `json:"io_threads_busy"`
+	IOThreads  float64 `json:"io_threads"`
+
+	// Over the interval that ends here.
+	RequestsPerS    float64 `json:"requests_per_s"`
+	CallsPerS       float64 `json:"calls_per_s"`
+	ExecTimeMS      float64 `json:"request_execution_time_ms"` // mean; PerfMon's unit for ASP.NET
+	ExecTimeMaxMS   float64 `json:"request_execution_time_max_ms"`
+	WaitTimeMS      float64 `json:"request_wait_time_ms"`
+	WaitTimeMaxMS   float64 `json:"request_wait_time_max_ms"`
+	CallDuration    float64 `json:"calls_duration_s"` // mean; PerfMon's unit for WCF
+	CallDurationMax float64 `json:"calls_duration_max_s"`
+	// How many ended in the interval, to merge intervals (CompactSeries).
+	ExecN, WaitN, CallN int64 `json:"-"`
+
+	// Totals since the start of the run.
+	Calls            float64 `json:"calls"`
+	RequestsRejected float64 `json:"requests_rejected"`
 }
 
 // Sample is every tier's counters at one instant (seconds since start).
@@ -210,4 +303,98 @@ func (s BreakdownSums) Mean(n int64) Breakdown {
 		ThrottleWait: s[BdThrottle] / f, LockWait: s[BdLock] / f, CPUWait: s[BdCPUWait] / f,
 		CPU: s[BdCPU] / f, ExternalWait: s[BdExternal] / f, Network: s[BdNet] / f, Other: s[BdOther] / f,
 	}
+}
+
+// MeanTiers aggregates one scenario's tiers over its replications (tiers
+// are the same, in the same order, in every replication): time averages,
+// rates, utilisation and wasted CPU are means over the replications;
+// maxima are maxima; counts are sums; the means of durations are means over
+// the replications in which requests arrived (calls started), and a tier's
+// response-time statistics and P(wait) over those in which it completed a
+// request.
+func MeanTiers(runs [][]Tier) []Tier {
+	out := make([]Tier, len(runs[0]))
+	n := float64(len(runs))
+	for i := range out {
+		t := &out[i]
+		t.Name, t.Cores = runs[0][i].Name, runs[0][i].Cores
+		var served, arrived, called float64
+		for _, r := range runs {
+			if i >= len(r) {
+				continue
+			}
+			s := &r[i]
+			mean := func(dst *float64, v float64) { *dst += v / n }
+			most := func(dst *float64, v float64) { *dst = max(*dst, v) }
+			mean(&t.CPUUtil, s.CPUUtil)
+			mean(&t.ExecutingMean, s.ExecutingMean)
+			most(&t.ExecutingMax, s.ExecutingMax)
+			mean(&t.QueuedMean, s.QueuedMean)
+			most(&t.QueuedMax, s.QueuedMax)
+			mean(&t.CurrentMean, s.CurrentMean)
+			most(&t.CurrentMax, s.CurrentMax)
+			mean(&t.AppQueuedMean, s.AppQueuedMean)
+			most(&t.AppQueuedMax, s.AppQueuedMax)
+			mean(&t.PipelinesMean, s.PipelinesMean)
+			most(&t.PipelinesMax, s.PipelinesMax)
+			mean(&t.OutstandingMean, s.OutstandingMean)
+			most(&t.OutstandingMax, s.OutstandingMax)
+			mean(&t.InstancesMean, s.InstancesMean)
+			most(&t.InstancesMax, s.InstancesMax)
+			mean(&t.ThreadsBusyMean, s.ThreadsBusyMean)
+			most(&t.ThreadsBusyMax, s.ThreadsBusyMax)
+			most(&t.ThreadsMax, s.ThreadsMax)
+			mean(&t.ThreadQueueMean, s.ThreadQueueMean)
+			mean(&t.WorkerBusyMean, s.WorkerBusyMean)
+			most(&t.WorkerBusyMax, s.WorkerBusyMax)
+			mean(&t.WorkersMean, s.WorkersMean)
+			most(&t.WorkersMax, s.WorkersMax)
+			mean(&t.IOBusyMean, s.IOBusyMean)
+			most(&t.IOBusyMax, s.IOBusyMax)
+			mean(&t.IOThreadsMean, s.IOThreadsMean)
+			most(&t.IOThreadsMax, s.IOThreadsMax)
+			most(&t.MemoryMaxMB, s.MemoryMaxMB)
+			mean(&t.RequestsPerS, s.RequestsPerS)
+			mean(&t.CallsPerS, s.CallsPerS)
+			if s.Arrived > 0 {
+				arrived++
+				t.ExecTimeMean += s.ExecTimeMean
+				t.WaitTimeMean += s.WaitTimeMean
+			}
+			if s.Calls > 0 {
+				called++
+				t.CallDurationMean += s.CallDurationMean
+			}
+			most(&t.ExecTimeMax, s.ExecTimeMax)
+			most(&t.WaitTimeMax, s.WaitTimeMax)
+			most(&t.CallDurationMax, s.CallDurationMax)
+			if s.Completed > 0 {
+				served++
+				t.ResponseMean += s.ResponseMean
+				t.ResponseP50 += s.ResponseP50
+				t.ResponseP99 += s.ResponseP99
+				t.PWait += s.PWait
+			}
+			t.Arrived += s.Arrived
+			t.Calls += s.Calls
+			t.Completed += s.Completed
+			t.Rejected += s.Rejected
+			t.Aborted += s.Aborted
+			mean(&t.WastedCPUSeconds, s.WastedCPUSeconds)
+		}
+		if arrived > 0 {
+			t.ExecTimeMean /= arrived
+			t.WaitTimeMean /= arrived
+		}
+		if called > 0 {
+			t.CallDurationMean /= called
+		}
+		if served > 0 {
+			t.ResponseMean /= served
+			t.ResponseP50 /= served
+			t.ResponseP99 /= served
+			t.PWait /= served
+		}
+	}
+	return out
 }

@@ -432,10 +432,11 @@ func mean(xs []float64) float64 {
 // aggregateRuns summarises the replications of one scenario, in
 // replication order.
 func aggregateRuns(runs []*results.Run) results.Aggregate {
-	a := results.Aggregate{DurationS: runs[0].Duration, FirstTimeoutS: -1}
-	var warm, thr, good, tor, rej []float64
+	a := results.Aggregate{FirstTimeoutS: -1}
+	var dur, warm, thr, good, tor, rej []float64
 	var withLat []*results.Run
 	for _, r := range runs {
+		dur = append(dur, r.Duration)
 		warm = append(warm, r.Warmup)
 		thr = append(thr, r.ThroughputPerS)
 		good = append(good, r.GoodputPerS)
@@ -450,7 +451,7 @@ func aggregateRuns(runs []*results.Run) results.Aggregate {
 			withLat = append(withLat, r)
 		}
 	}
-	a.WarmupS, a.ThroughputPerS, a.GoodputPerS = mean(warm), mean(thr), mean(good)
+	a.DurationS, a.WarmupS, a.ThroughputPerS, a.GoodputPerS = mean(dur), mean(warm), mean(thr), mean(good)
 	a.TimeoutRate, a.RejectRate = mean(tor), mean(rej)
 
 	var lmean, lp99 []float64
@@ -516,38 +517,14 @@ func aggregateRuns(runs []*results.Run) results.Aggregate {
 	return a
 }
 
-// aggregateTiers averages each tier's counters over the replications (the
-// tiers are the same in every replication of a scenario).
+// aggregateTiers averages each tier's counters over the replications
+// (results.MeanTiers says how).
 func aggregateTiers(runs []*results.Run) []results.Tier {
-	out := make([]results.Tier, len(runs[0].Tiers))
-	n := float64(len(runs))
-	for i := range out {
-		t := &out[i]
-		t.Name, t.Cores = runs[0].Tiers[i].Name, runs[0].Tiers[i].Cores
-		for _, r := range runs {
-			if i >= len(r.Tiers) {
-				continue
-			}
-			s := r.Tiers[i]
-			t.CPUUtil += s.CPUUtil / n
-			t.ExecutingMean += s.ExecutingMean / n
-			t.ExecutingMax = math.Max(t.ExecutingMax, s.ExecutingMax)
-			t.QueuedMean += s.QueuedMean / n
-			t.QueuedMax = math.Max(t.QueuedMax, s.QueuedMax)
-			t.OutstandingMean += s.OutstandingMean / n
-			t.OutstandingMax = math.Max(t.OutstandingMax, s.OutstandingMax)
-			t.ThreadsBusyMean += s.ThreadsBusyMean / n
-			t.ThreadsBusyMax = math.Max(t.ThreadsBusyMax, s.ThreadsBusyMax)
-			t.ThreadsMax = math.Max(t.ThreadsMax, s.ThreadsMax)
-			t.ThreadQueueMean += s.ThreadQueueMean / n
-			t.MemoryMaxMB = math.Max(t.MemoryMaxMB, s.MemoryMaxMB)
-			t.Completed += s.Completed
-			t.Rejected += s.Rejected
-			t.Aborted += s.Aborted
-			t.WastedCPUSeconds += s.WastedCPUSeconds / n
-		}
+	tiers := make([][]results.Tier, len(runs))
+	for i, r := range runs {
+		tiers[i] = r.Tiers
 	}
-	return out
+	return results.MeanTiers(tiers)
 }
 
 // aggregateCalls averages each caller→callee pair over the replications.

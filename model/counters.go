@@ -1,0 +1,178 @@
+package model
+
+import (
+	"time"
+
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// The counters a .NET engineer reads (docs/counters.md): the pieces both
+// executors share to keep them the same way.
+
+// level is a sim.Level whose maximum counts only the values held for a
+// positive time: a request refused at the instant it arrived, or a
+// connection taken and given back at one instant, was never held, and a
+// PerfMon sample could never have seen it.
+type level struct {
+	sim.Level
+	peak  float64  // largest value held for a positive time
+	since sim.Time // when the current value was set
+}
+
+// Set changes the value to v at now.
+func (l *level) Set(now sim.Time, v float64) {
+	if now > l.since {
+		if cur := l.Level.Value(); cur > l.peak {
+			l.peak = cur
+		}
+		l.since = now
+	}
+	l.Level.Set(now, v)
+}
+
+// Add changes the value by delta at now.
+func (l *level) Add(now sim.Time, delta float64) { l.Set(now, l.Level.Value()+delta) }
+
+// Max returns the largest value held for a positive time since the last
+// Reset, up to now.
+func (l *level) Max(now sim.Time) float64 {
+	m := l.peak
+	if now > l.since {
+		m = max(m, l.Level.Value())
+	}
+	return m
+}
+
+// Reset restarts the averaging window and the maximum at now.
+func (l *level) Reset(now sim.Time) {
+	l.Level.Reset(now)
+	l.peak, l.since = 0, now
+}
+
+// DurationStat accumulates the durations of what ended: how many, their
+// sum and their maximum (Request Execution Time, Request Wait Time, Calls
+// Duration: means over the requests or calls that ended in an interval, and
+// their maximum).
+type DurationStat struct {
+	N   int64
+	Sum time.Duration
+	Max time.Duration
+}
+
+// Add counts one duration.
+func (d *DurationStat) Add(x time.Duration) {
+	d.N++
+	d.Sum += x
+	if x > d.Max {
+		d.Max = x
+	}
+}
+
+// Mean returns the mean in seconds, or 0 when nothing ended.
+func (d DurationStat) Mean() float64 {
+	if d.N == 0 {
+		return 0
+	}
+	return d.Sum.Seconds() / float64(d.N)
+}
+
+// MaxSeconds returns the maximum in seconds.
+func (d DurationStat) MaxSeconds() float64 { return d.Max.Seconds() }
+
+// AppPool is ASP.NET's pool of HttpApplication instances, whose size is the
+// Pipeline Instance Count (System.Web HttpApplicationFactory). A request
+// takes an instance when it starts executing (the counter's "active"
+// pipelines are the requests executing) and gives it back to a free list
+// when it ends; an instance is created only when the free list is empty,
+// so the count is the largest concurrency reached, decaying slowly: every
+// TrimPeriod (IdleTimeoutMonitor's 30 s timer) a trim disposes of free
+// instances, but only if the free list never fell below 2 since the last
+// trim. The .NET version decides how much a trim takes and whether the
+// free list is capped:
+//
+//   - .NET 2.0–3.5 (System.Web 2.0.50727, decompiled): one instance per
+//     trim, and at most 100 free instances (a returned instance beyond
+//     that is disposed of at once);
+//   - .NET 4.x (reference source, HttpApplicationFactory.cs
+//     TrimApplicationInstanceFreeList): 3% of the free list + 1 per trim,
+//     no cap.
+//
+// The trims are applied lazily, when the pool is next used or read, in the
+// order they would have run: no event of their own. Times are offsets from
+// the start of the run, in any unit as long as one is used throughout.
+type AppPool struct {
+	Legacy  bool // .NET 2.0–3.5 rules
+	active  int
+	free    int
+	minFree int           // fewest free since the last trim
+	next    time.Duration // the next trim
+}
+
+// TrimPeriod is the period of ASP.NET's IdleTimeoutMonitor timer, which
+// trims the free list (System.Web/Hosting/IdleTimeoutMonitor.cs).
+const TrimPeriod = 30 * time.Second
+
+// legacyMaxFree caps the free list on .NET 2.0–3.5.
+const legacyMaxFree = 100
+
+// NewAppPool returns an empty pool; legacy selects the .NET 2.0–3.5 rules.
+func NewAppPool(legacy bool) *AppPool { return &AppPool{Legacy: legacy, next: TrimPeriod} }
+
+// Count is the Pipeline Instance Count at now: instances in use and free.
+func (p *AppPool) Count(now time.Duration) int {
+	p.catchUp(now)
+	return p.active + p.free
+}
+
+// Take gives a starting request an instance, reusing a free one if any.
+func (p *AppPool) Take(now time.Duration) {
+	p.catchUp(now)
+	p.active++
+	if p.free > 0 {
+		p.free--
+		p.minFree = min(p.minFree, p.free)
+	}
+}
+
+// Return takes back the instance of a request that ended.
+func (p *AppPool) Return(now time.Duration) {
+	p.catchUp(now)
+	p.active--
+	if p.Legacy && p.free >= legacyMaxFree {
+		return // disposed of
+	}
+	p.free++
+}
+
+// catchUp runs the trims due by now.
+func (p *AppPool) catchUp(now time.Duration) {
+	for p.next <= now {
+		p.trim()
+		p.next += TrimPeriod
+	}
+}
+
+func (p *AppPool) trim() {
+	low := p.minFree
+	p.minFree = p.free
+	if low <= 1 || p.free <= 1 {
+		return
+	}
+	n := 1
+	if !p.Legacy {
+		n = p.free*3/100 + 1
+	}
+	p.free -= n
+	p.minFree = p.free
+}
+
+// LegacyASPNet reports whether a .NET version (a tier's DotNet) is of the
+// System.Web 2.0.50727 line (2.0, 3.0, 3.5), whose counters and pipeline
+// pool differ from 4.x's.
+func LegacyASPNet(dotnet string) bool {
+	switch dotnet {
+	case "2.0", "3.0", "3.5":
+		return true
+	}
+	return false
+}
