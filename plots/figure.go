@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 
+	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
@@ -225,6 +226,7 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			upper[j] = max(upper[j], m.t)
 		}
 	}
+	var buf []uint8 // the panels' images, one after the other
 	for j, row := range panels {
 		for i, p := range row {
 			if p == nil {
@@ -232,18 +234,18 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			}
 			m := own[j][i]
 			cc := draw.Crop(cells[j][i], left[i]-m.l, -(right[i] - m.r), bottom[j]-m.b, -(upper[j] - m.t))
-			drawPanel(cc, p)
+			drawPanel(cc, p, &buf)
 		}
 	}
 }
 
 // drawPanel draws p on c. On an image it draws on an image of the panel's
-// own size (and a margin) and copies that back: the rasteriser clears and
-// scans every row of its image for each stroke and each fill, so a small
-// image saves most of the work on a tall picture of many panels. The
-// panel's image is a whole number of pixels away from the picture's, so
-// the pixels come out the same.
-func drawPanel(c draw.Canvas, p *plot.Plot) {
+// own size (and a margin), in buf, and copies that back: the rasteriser
+// clears and scans every row of its image for each stroke and each fill,
+// so a small image saves most of the work on a tall picture of many
+// panels. The panel's image is a whole number of pixels away from the
+// picture's, so the pixels come out the same.
+func drawPanel(c draw.Canvas, p *plot.Plot, buf *[]uint8) {
 	img := imageCanvas(c.Canvas)
 	if img == nil || !panelImages {
 		p.Draw(c)
@@ -261,11 +263,19 @@ func drawPanel(c draw.Canvas, p *plot.Plot) {
 	if r.Empty() {
 		return
 	}
-	sub := vgimg.NewWith(vgimg.UseWH(px(float64(r.Dx())), px(float64(r.Dy()))), vgimg.UseDPI(dpi))
-	imagedraw.Draw(sub.Image(), sub.Image().Bounds(), pic, r.Min, imagedraw.Src)
+	if n := 4 * r.Dx() * r.Dy(); cap(*buf) < n {
+		*buf = make([]uint8, n)
+	}
+	im := &image.RGBA{Pix: (*buf)[:4*r.Dx()*r.Dy()], Stride: 4 * r.Dx(), Rect: image.Rect(0, 0, r.Dx(), r.Dy())}
+	// As vgimg.NewWith sets up a context of its own.
+	ctx := gg.NewContextForRGBA(im)
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	sub := vgimg.NewWith(vgimg.UseImageWithContext(im, ctx), vgimg.UseDPI(dpi))
+	imagedraw.Draw(im, im.Rect, pic, r.Min, imagedraw.Src)
 	shift := vg.Point{X: -px(float64(r.Min.X)), Y: px(float64(r.Max.Y - h))}
 	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
-	imagedraw.Draw(pic, r, sub.Image(), image.Point{}, imagedraw.Src)
+	imagedraw.Draw(pic, r, im, image.Point{}, imagedraw.Src)
 }
 
 // panelImages is whether drawPanel draws on panel images; tests compare.
