@@ -25,7 +25,7 @@ var layers = map[string][]string{
 	"results":           {},
 	"topologies":        {},
 	"internal/atomicio": {},
-	"input":             {},
+	"input":             {"format"},
 	"model":             {"sim", "results"},
 	"format":            {"model", "results", "sim", "topologies"},
 	"realmode":          {"model", "results", "sim"},

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/tsim-dev/tsim/analysis"
+
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/realmode"
@@ -124,6 +126,9 @@ type Options struct {
 // half-widths when there are two or more.
 type Result struct {
 	*results.Experiment
+	// runs are each finished scenario's replications, without their time
+	// series and latency points, for Check.
+	runs map[int][]*results.Run
 }
 
 // Run runs every scenario of e the experiment's number of times and
@@ -165,11 +170,13 @@ func Run(ctx context.Context, e *Experiment, opt Options) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	res, err := runner.Execute(ctx, p, ex, workers, nil)
-	if err != nil {
+	agg := runner.NewAggregator(p)
+	keep := &keeper{agg: agg, runs: map[int][]*results.Run{}}
+	if err := runner.RunItems(ctx, p, ex, workers, nil, keep); err != nil && ctx.Err() == nil {
 		return nil, err
 	}
-	r := &Result{res}
+	res := agg.Result()
+	r := &Result{Experiment: res, runs: keep.runs}
 	if dir != nil && res.Finished > 0 {
 		kinds := opt.Outputs
 		if kinds == (report.Outputs{}) {
@@ -211,3 +218,88 @@ func (r *Result) Table() string {
 
 // SummaryJSON is the result as tsim run's summary.json.
 func (r *Result) SummaryJSON() ([]byte, error) { return report.SummaryJSON(r.Experiment) }
+
+// keeper is the sink of Run: the aggregator, and each replication's
+// headline figures for Check.
+type keeper struct {
+	agg  *runner.Aggregator
+	runs map[int][]*results.Run
+}
+
+func (k *keeper) Take(it runner.Item) error {
+	head := *it.Run
+	head.Series, head.Points, head.Quantiles = nil, nil, nil
+	k.runs[it.Scenario.Index] = append(k.runs[it.Scenario.Index], &head)
+	return k.agg.Take(it)
+}
+
+// Check judges a goal, such as "p99<2s,timeouts=0", on every finished
+// scenario: each clause must hold for the one-sided 95% Student t bound
+// across the replications (the value itself with one replication), as tsim
+// plan judges it. The error says, for each clause and scenario that misses,
+// the mean, the bound and the limit; nil means every clause holds
+// everywhere. See analysis.ParseGoal for the clauses.
+func (r *Result) Check(goal string) error {
+	gs, err := analysis.ParseGoal(goal)
+	if err != nil {
+		return err
+	}
+	var miss []string
+	for _, sc := range r.Done() {
+		runs := r.runs[sc.Index]
+		name := runner.ScenarioName(sc.Variant, sc.Params)
+		for _, g := range gs {
+			xs := make([]float64, len(runs))
+			for i, run := range runs {
+				xs[i] = g.Of(run)
+			}
+			mean, bound, ok := g.Judge(xs)
+			if ok {
+				continue
+			}
+			if g.None {
+				miss = append(miss, fmt.Sprintf("%s: %s does not hold: %s on average over %d replications",
+					name, g.Text, g.Format(mean), len(xs)))
+				continue
+			}
+			miss = append(miss, fmt.Sprintf("%s: %s does not hold: %s on average, %s at the %.0f%% confidence bound over %d replications",
+				name, g.Text, g.Format(mean), g.Format(bound), 100*analysis.Level, len(xs)))
+		}
+	}
+	if !r.Complete() {
+		miss = append(miss, fmt.Sprintf("only %d of %d scenarios finished", r.Finished, len(r.Scenarios)))
+	}
+	if len(miss) > 0 {
+		return errors.New(strings.Join(miss, "\n"))
+	}
+	return nil
+}
+
+// Explanation is what Explain found; see analysis.Explanation.
+type Explanation = analysis.Explanation
+
+// Explain bounds every throttle of e by the operational laws, simulates
+// each variant once, says where the response time went and which limit
+// binds, and proposes the smallest change that moves the bottleneck, and
+// what binds next. Its WriteText prints what tsim explain prints.
+func Explain(ctx context.Context, e *Experiment) (*Explanation, error) {
+	return analysis.Explain(ctx, e.x, analysis.ExplainOptions{Path: e.path})
+}
+
+// PlanOptions say what Plan searches; see analysis.PlanOptions.
+type PlanOptions = analysis.PlanOptions
+
+// PlanResult is what Plan found; see analysis.PlanResult.
+type PlanResult = analysis.PlanResult
+
+// Plan searches for the smallest setting that meets a goal (bisection on
+// capacity settings, a grid otherwise), or for the most users or the
+// highest rate a configuration holds, judging goals on one-sided 95%
+// bounds across replications. Goals come from analysis.ParseGoal, axes
+// from analysis.ParseVary.
+func Plan(ctx context.Context, e *Experiment, opt PlanOptions) (*PlanResult, error) {
+	if opt.Path == "" {
+		opt.Path = e.path
+	}
+	return analysis.Plan(ctx, e.x, opt)
+}

@@ -173,7 +173,10 @@ func knobFor(top *model.Topology, b *model.Bound) (knob, bool) {
 			key, name = "max_connections", "Envoy max_connections"
 		case strings.Contains(n, "HikariCP"):
 			key, name = "pool_size", "HikariCP maximumPoolSize"
-		case strings.Contains(n, "host-specific"), strings.Contains(n, "autoConfig on"):
+		case strings.Contains(n, "host-specific maxconnection entry for"), strings.Contains(n, "autoConfig on"):
+			// The limit came from a host-specific entry, or from autoConfig,
+			// over which only a host-specific entry wins. ("no host-specific
+			// entry for X" in a note means neither.)
 			key, name = "maxconnection_host", "the host-specific maxconnection"
 		case strings.Contains(n, "set in code"):
 			key, name = "connection_limit_code", "ServicePointManager.DefaultConnectionLimit"

@@ -19,15 +19,19 @@ type Goal struct {
 	Less   bool    // metric < Limit; otherwise metric > Limit
 	Limit  float64 // seconds, a fraction, or requests per second
 	Text   string  // as written, normalised: "p99 < 2s"
+	// None is "timeouts=0" or "rejected=0": not one such request in any
+	// replication (Less, with Limit 0).
+	None bool
 }
 
-var goalRe = regexp.MustCompile(`^\s*([a-z0-9.]+)\s*([<>])\s*(\S+)\s*$`)
+var goalRe = regexp.MustCompile(`^\s*([a-z0-9.]+)\s*([<>=])\s*(\S+)\s*$`)
 
 // ParseGoal reads a goal, a comma-separated list of clauses that must all
 // hold, such as "p99<1s,timeouts<0.1%":
 //
 //	p50<D, p90<D, p99<D, p99.9<D, mean<D   client latency of completed requests below a duration
 //	timeouts<P%, rejected<P%               the share of requests timed out, or rejected, below P percent
+//	timeouts=0, rejected=0                 not one request timed out, or rejected, in any replication
 //	goodput>R, throughput>R                requests per second completed at the client, or by the entry tier, above R
 func ParseGoal(s string) ([]Goal, error) {
 	var out []Goal
@@ -37,6 +41,14 @@ func ParseGoal(s string) ([]Goal, error) {
 			return nil, fmt.Errorf("goal clause %q: want METRIC<VALUE or METRIC>VALUE, such as p99<1s, timeouts<0.1%%, goodput>50", strings.TrimSpace(clause))
 		}
 		g := Goal{Metric: m[1], Less: m[2] == "<", Text: m[1] + " " + m[2] + " " + m[3]}
+		if m[2] == "=" {
+			if (g.Metric != "timeouts" && g.Metric != "rejected") || strings.TrimSuffix(m[3], "%") != "0" {
+				return nil, fmt.Errorf("goal clause %q: only timeouts=0 and rejected=0 are equalities; use < or > for the rest", strings.TrimSpace(clause))
+			}
+			g.Less, g.None, g.Limit = true, true, 0
+			out = append(out, g)
+			continue
+		}
 		switch g.Metric {
 		case "p50", "p90", "p99", "p99.9", "mean":
 			if !g.Less {
@@ -137,6 +149,9 @@ func (g Goal) Judge(xs []float64) (mean, bound float64, ok bool) {
 		if g.Metric == "timeouts" || g.Metric == "rejected" {
 			bound = math.Min(bound, 1)
 		}
+	}
+	if g.None {
+		return mean, bound, t.Max() == 0
 	}
 	if g.Less {
 		return mean, bound, bound < g.Limit

@@ -14,9 +14,9 @@ func TestParseGoal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Goal{
-		{"p99", true, 1, "p99 < 1s"}, {"timeouts", true, 0.001, "timeouts < 0.1%"}, {"goodput", false, 50, "goodput > 50"},
-		{"p99.9", true, 0.25, "p99.9 < 250ms"}, {"rejected", true, 0.02, "rejected < 2%"}, {"throughput", false, 10, "throughput > 10/s"},
-		{"mean", true, 2, "mean < 2s"},
+		{"p99", true, 1, "p99 < 1s", false}, {"timeouts", true, 0.001, "timeouts < 0.1%", false}, {"goodput", false, 50, "goodput > 50", false},
+		{"p99.9", true, 0.25, "p99.9 < 250ms", false}, {"rejected", true, 0.02, "rejected < 2%", false}, {"throughput", false, 10, "throughput > 10/s", false},
+		{"mean", true, 2, "mean < 2s", false},
 	}
 	if len(gs) != len(want) {
 		t.Fatalf("%d clauses", len(gs))
@@ -87,6 +87,28 @@ func TestParseVary(t *testing.T) {
 	for _, bad := range []string{"k", "=1..2", "k=5..2", "k=0s..1s", "k=a..b"} {
 		if _, err := ParseVary(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestGoalNone(t *testing.T) {
+	gs, err := ParseGoal("p99<2s,timeouts=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gs[1]
+	if !g.None || g.Metric != "timeouts" {
+		t.Fatalf("%+v", g)
+	}
+	if _, _, ok := g.Judge([]float64{0, 0, 0}); !ok {
+		t.Errorf("no timeouts in any replication must meet timeouts=0")
+	}
+	if _, _, ok := g.Judge([]float64{0, 0.0001, 0}); ok {
+		t.Errorf("one replication with timeouts must miss timeouts=0")
+	}
+	for _, bad := range []string{"p99=0", "timeouts=1%", "goodput=0"} {
+		if _, err := ParseGoal(bad); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

@@ -149,10 +149,10 @@ var TestHookJobDone func()
 
 // Item is one finished work Item: replication rep of scenario sc.
 type Item struct {
-	index int // rep + reps × scenario index
-	sc    *format.Scenario
-	rep   int
-	run   *results.Run
+	Index    int // Rep + reps × scenario index
+	Scenario *format.Scenario
+	Rep      int
+	Run      *results.Run
 }
 
 // A Sink takes the finished items of a run, in Item order (with gaps where
@@ -264,7 +264,7 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 	next := p.Shard.first()
 	var runErr error
 	deliver := func(it Item) {
-		delete(waiting, it.index)
+		delete(waiting, it.Index)
 		<-tokens
 		if runErr == nil {
 			if err := s.Take(it); err != nil {
@@ -284,7 +284,7 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 			continue
 		}
 		k := d.sc.Index*p.Reps + d.rep
-		waiting[k] = Item{index: k, sc: d.sc, rep: d.rep, run: d.run}
+		waiting[k] = Item{Index: k, Scenario: d.sc, Rep: d.rep, Run: d.run}
 		for {
 			it, ok := waiting[next]
 			if !ok {
@@ -365,14 +365,14 @@ func Stem(path string) string {
 }
 
 func (a *Aggregator) Take(it Item) error {
-	if a.sc == nil || it.sc.Index != a.sc.Index {
+	if a.sc == nil || it.Scenario.Index != a.sc.Index {
 		// A scenario left incomplete by an interruption is dropped.
-		a.sc, a.runs, a.got = it.sc, make([]*results.Run, a.p.Reps), 0
+		a.sc, a.runs, a.got = it.Scenario, make([]*results.Run, a.p.Reps), 0
 	}
-	if a.runs[it.rep] == nil {
+	if a.runs[it.Rep] == nil {
 		a.got++
 	}
-	a.runs[it.rep] = it.run
+	a.runs[it.Rep] = it.Run
 	if a.got == a.p.Reps {
 		a.res.Scenarios[a.sc.Index] = finishScenario(a.p, a.sc, a.runs, len(a.res.Scenarios))
 		a.res.Finished++
@@ -749,10 +749,10 @@ type paramJSON struct {
 }
 
 func encodeItem(it Item) ItemJSON {
-	r := it.run
-	j := ItemJSON{Item: it.index, Scenario: it.sc.Index, Replication: it.rep, Variant: it.sc.Variant,
+	r := it.Run
+	j := ItemJSON{Item: it.Index, Scenario: it.Scenario.Index, Replication: it.Rep, Variant: it.Scenario.Variant,
 		Params: []paramJSON{}, Run: r, TierNames: r.TierNames, Series: r.Series, Quantiles: r.Quantiles}
-	for _, kv := range it.sc.Params {
+	for _, kv := range it.Scenario.Params {
 		j.Params = append(j.Params, paramJSON{kv.Key, kv.Value})
 	}
 	for _, p := range r.Points {
@@ -778,7 +778,7 @@ func decodeItem(j ItemJSON) (Item, error) {
 	for _, kv := range j.Params {
 		sc.Params = append(sc.Params, format.Param{Key: kv.Key, Value: kv.Value})
 	}
-	return Item{index: j.Item, sc: sc, rep: j.Replication, run: r}, nil
+	return Item{Index: j.Item, Scenario: sc, Rep: j.Replication, Run: r}, nil
 }
 
 // shardWriter is the Sink of a sharded run: it appends each Item to
@@ -812,7 +812,7 @@ func openShard(dir string) (*shardWriter, error) {
 
 func (s *shardWriter) Take(it Item) error {
 	if err := s.enc.Encode(encodeItem(it)); err != nil {
-		return fmt.Errorf("writing Item %d: %w", it.index, err)
+		return fmt.Errorf("writing Item %d: %w", it.Index, err)
 	}
 	s.written++
 	// Each line reaches the file when it is written: a shard's memory

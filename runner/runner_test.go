@@ -195,7 +195,7 @@ type recorder struct {
 
 func (r *recorder) Take(it Item) error {
 	r.ex.took.Add(1)
-	r.items = append(r.items, it.index)
+	r.items = append(r.items, it.Index)
 	return nil
 }
 
