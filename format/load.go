@@ -425,7 +425,7 @@ func (p *loader) decode(src *source) (map[string]any, bool) {
 				// A file the experiment names may be any file in its folder:
 				// the parser's message can quote it (`found "wJalrXUtnFEMI"`),
 				// so only the place is shown.
-				p.errorf(pos{src: src}, "", "not valid TOML (column %d; run tsim check on this file to see the problem)", pe.Position.Col)
+				p.errorf(pos{src: src}, "", "not valid TOML (column %d); the parser's message is not shown for a file an experiment names, since it may quote the file (tsim check on the file itself shows it)", pe.Position.Col)
 				return nil, false
 			}
 			msg := pe.Message
