@@ -35,6 +35,7 @@ var memCounter = counter{"memory held (MB)", palette[7], 1.4, []vg.Length{px(6),
 
 var cpuCounter = counter{"CPU %", palette[7], 1.4, nil, func(s results.TierSample) float64 { return s.CPU }}
 
+// allCounters are every series of a tier: counters, then CPU and memory.
 var allCounters = append(counters[:len(counters):len(counters)], cpuCounter, memCounter)
 
 func counterStyle(k counter) draw.LineStyle {
@@ -120,27 +121,28 @@ func Counters(title string, runs []Run) (*Figure, error) {
 				mem = make([]*plot.Plot, cols)
 			}
 			for j, r := range block {
+				xys := tierXYs(r.Run.Series, i)
 				head := name
 				if len(runs) > 1 || r.Label != "" {
 					head = fmt.Sprintf("%s — %s", name, r.Label)
 				}
 				p := newPlot(head, "", "count")
-				for _, k := range counters {
-					p.Add(newSeriesLine(tierXY(r.Run.Series, i, k.get), counterStyle(k)))
+				for n, k := range counters {
+					p.Add(newSeriesLine(xys[n], counterStyle(k)))
 				}
 				p.X.Min, p.X.Max = 0, tmax
 				p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
 				top[j] = p
 
 				q := newPlot("", "time (s)", "CPU %")
-				q.Add(newSeriesLine(tierXY(r.Run.Series, i, cpuCounter.get), counterStyle(cpuCounter)))
+				q.Add(newSeriesLine(xys[len(counters)], counterStyle(cpuCounter)))
 				q.X.Min, q.X.Max = 0, tmax
 				q.Y.Min, q.Y.Max = 0, 100
 				q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
 				cpu[j] = q
 				if mem != nil {
 					m := newPlot("", "time (s)", "memory MB")
-					m.Add(newSeriesLine(tierXY(r.Run.Series, i, memCounter.get), counterStyle(memCounter)))
+					m.Add(newSeriesLine(xys[len(counters)+1], counterStyle(memCounter)))
 					m.X.Min, m.X.Max = 0, tmax
 					m.Y.Min, m.Y.Max = 0, niceMax(memMax[i])
 					mem[j] = m
@@ -197,13 +199,20 @@ func counterColumns(n int) (cols, blocks int) {
 	return (n + blocks - 1) / blocks, blocks
 }
 
-// tierXY is one counter of one tier over time.
-func tierXY(series []results.Sample, tier int, get func(results.TierSample) float64) plotter.XYs {
-	xy := make(plotter.XYs, len(series))
-	for k, s := range series {
-		xy[k] = plotter.XY{X: s.T, Y: get(s.Tiers[tier])}
+// tierXYs are every counter of one tier over time, in the order of
+// allCounters, read in one pass over the samples.
+func tierXYs(series []results.Sample, tier int) []plotter.XYs {
+	out := make([]plotter.XYs, len(allCounters))
+	for k := range out {
+		out[k] = make(plotter.XYs, len(series))
 	}
-	return xy
+	for i, s := range series {
+		ts := s.Tiers[tier]
+		for k, c := range allCounters {
+			out[k][i] = plotter.XY{X: s.T, Y: c.get(ts)}
+		}
+	}
+	return out
 }
 
 // niceMax leaves headroom above the largest value and keeps an all-zero

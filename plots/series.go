@@ -106,7 +106,15 @@ func (l seriesLine) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-func (l seriesLine) DataRange() (xmin, xmax, ymin, ymax float64) { return plotter.XYRange(l.xy) }
+func (l seriesLine) DataRange() (xmin, xmax, ymin, ymax float64) { return extremeRange(l.xy, l.ext) }
+
+// extremeRange is the range of xy, whose extremes are ext.
+func extremeRange(xy plotter.XYs, ext [4]int) (xmin, xmax, ymin, ymax float64) {
+	if ext[0] < 0 {
+		return math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1) // as plotter.XYRange
+	}
+	return xy[ext[0]].X, xy[ext[1]].X, xy[ext[2]].Y, xy[ext[3]].Y
+}
 
 func (l seriesLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	r := l.style.Width / 2
@@ -230,7 +238,7 @@ func (s pointCloud) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-func (s pointCloud) DataRange() (xmin, xmax, ymin, ymax float64) { return plotter.XYRange(s.xy) }
+func (s pointCloud) DataRange() (xmin, xmax, ymin, ymax float64) { return extremeRange(s.xy, s.ext) }
 
 func (s pointCloud) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	return extremeBoxes(p, s.xy, s.ext, s.style.Rectangle())
