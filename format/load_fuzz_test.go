@@ -3,6 +3,7 @@ package format
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tsim-dev/tsim/topologies"
@@ -10,7 +11,7 @@ import (
 
 // FuzzLoad checks that no input makes LoadExperiment or Scenario panic, and
 // that failures are well-formed LoadErrors. Crashers found by
-// `go test -fuzz=FuzzLoad ./model/` are kept in testdata/fuzz/FuzzLoad.
+// `go test -fuzz=FuzzLoad ./format/` are kept in testdata/fuzz/FuzzLoad.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(sweepFile))
@@ -23,6 +24,13 @@ func FuzzLoad(f *testing.F) {
 	}
 	if b, err := os.ReadFile("../experiments/pipeline.toml"); err == nil {
 		f.Add(b)
+	}
+	// The hostile corpus (see package input's tests).
+	hostile, _ := filepath.Glob("../input/testdata/hostile/*.toml")
+	for _, p := range hostile {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
 	}
 	readFile := func(name string) ([]byte, error) {
 		if name == "sub.toml" {
