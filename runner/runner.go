@@ -110,6 +110,67 @@ type Plan struct {
 	// (key paths as in a sweep, such as "tier.web.calls.maxconnection");
 	// the command line's and the library's overrides.
 	Set []format.Param
+	// Sources are the experiment file and every file it read, as they
+	// were read; a shard's manifest carries them.
+	Sources []SourceFile
+}
+
+// Overrides are what a command line sets on top of the files.
+type Overrides struct {
+	Seed    *uint64 // nil: each file's seed
+	Reps    int     // 0: each file's replications
+	Mode    string
+	Shard   Shard
+	OutDir  string // results go to OutDir/<file stem>
+	Workers int
+}
+
+// PlanFiles loads every file and returns its plan, or every problem found:
+// a file that does not load, a name that gives no output directory of its
+// own, two files that would write to one directory.
+func PlanFiles(files []string, o Overrides) ([]*Plan, []error) {
+	var plans []*Plan
+	var errs []error
+	for _, f := range files {
+		x, src, err := LoadSourcesFrom(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p := &Plan{Path: f, Stem: Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: o.Mode, Shard: o.Shard, Sources: src}
+		if err := CheckStem(p.Stem); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", f, err))
+			continue
+		}
+		if o.Seed != nil {
+			p.Seed = *o.Seed
+		}
+		if o.Reps > 0 {
+			p.Reps = o.Reps
+		}
+		p.Out = filepath.Join(o.OutDir, p.Stem)
+		for _, q := range plans {
+			if q.Out == p.Out {
+				errs = append(errs, fmt.Errorf("%s and %s would both write to %s; rename one or run them separately", q.Path, p.Path, p.Out))
+			}
+		}
+		plans = append(plans, p)
+	}
+	return plans, errs
+}
+
+// Lock takes the plan's output directory (its shard's, for a shard) for
+// this process, before anything runs; see atomicio.Lock.
+func (p *Plan) Lock() (*atomicio.Dir, error) {
+	root, name := filepath.Dir(p.Out), p.Stem
+	if p.Shard.Sharded() {
+		root, name = p.Out, p.Shard.DirName()
+	}
+	d, err := atomicio.Lock(root, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: output: %v", p.Path, err)
+	}
+	return d, nil
 }
 
 // Scenario resolves scenario i of the plan: the file's, with Set applied.

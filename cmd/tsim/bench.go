@@ -16,26 +16,8 @@ var cmdBench = &command{
 	Name:      "bench",
 	UsageLine: "[--json] [--model NAME] [--runs N]",
 	Short:     "measure how fast the simulator runs",
-	Long: `Bench runs tsim's benchmark models and prints, for each, the requests it
-simulated, the engine events it executed, the wall-clock seconds it took, and
-requests and events per second.
-
-The flags are:
-
-	--model NAME
-		run only the named model.
-	--runs N
-		run each model N times and report the run with the median wall
-		time (default 1).
-	--json
-		print a JSON array of objects with keys model, requests, events,
-		wall_s, requests_per_s and events_per_s.
-
-Wall-clock numbers depend on the machine and its load; compare them only
-between runs on one machine. For allocation and per-event figures use
-'go test -bench' in the repository.
-`,
-	Run: runBench,
+	Long:      helpText("bench"),
+	Run:       runBench,
 }
 
 // benchRow is one model's result, as printed and as JSON.

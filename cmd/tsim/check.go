@@ -11,13 +11,8 @@ var cmdCheck = &command{
 	Name:      "check",
 	UsageLine: "FILE...",
 	Short:     "check experiment files without running them",
-	Long: `Check loads and validates each experiment file, with its variants and sweep
-points, without running anything. For a valid file it prints "FILE: ok";
-otherwise it prints every problem found, each naming the file and line.
-
-The exit status is 1 if any file has a problem.
-`,
-	Run: runCheck,
+	Long:      helpText("check"),
+	Run:       runCheck,
 }
 
 func runCheck(_ context.Context, c *command, e *env, args []string) int {

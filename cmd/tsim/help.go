@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
 )
@@ -10,10 +11,8 @@ var cmdHelp = &command{
 	Name:      "help",
 	UsageLine: "[command]",
 	Short:     "show help for tsim or one of its commands",
-	Long: `Help prints the list of commands, or with a command name, that command's
-usage and description.
-`,
-	Run: runHelp,
+	Long:      helpText("help"),
+	Run:       runHelp,
 }
 
 func runHelp(_ context.Context, c *command, e *env, args []string) int {
@@ -52,4 +51,18 @@ The commands are:
 	fmt.Fprint(w, `
 Use "tsim help <command>" for more information about a command.
 `)
+}
+
+// helpTexts are the long help texts, one file per command in help/.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// helpText is the text of "tsim help NAME".
+func helpText(name string) string {
+	b, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("tsim: no help text for " + name) // a build without help/NAME.txt
+	}
+	return string(b)
 }

@@ -13,34 +13,8 @@ var cmdMerge = &command{
 	Name:      "merge",
 	UsageLine: "[-o DIR] [--json] [--quiet] SHARDDIR...",
 	Short:     "combine the shards of sharded runs into their results",
-	Long: `Merge reads the shards written by 'tsim run FILE --shard i/n' and writes,
-for each experiment, exactly the files 'tsim run FILE' would have written
-(summary.json, summary.csv, timeseries.csv and the pictures, byte for byte)
-into DIR/<name>/, and prints the same summary.
-
-Each argument is a shard directory (DIR/<name>/shard-i-of-n), an
-experiment's output directory holding shard directories, or the -o
-directory the shards were run with. Shards are grouped by experiment.
-
-Merge refuses shards that do not belong together — run from experiment
-files with different contents (shard.json carries the files and their
-SHA-256), with different seeds, replications, modes, shard counts or tsim
-versions — and shards that are missing, given twice or did not finish.
-It needs neither the experiment file nor the directory the shards ran in.
-
-Items are read back in order, one scenario at a time, so merge's memory
-does not grow with the number of scenarios.
-
-The flags are:
-
-	-o DIR
-		write results under DIR (default "out").
-	--json
-		print each experiment's summary.json instead of the tables.
-	--quiet
-		do not list the files written.
-`,
-	Run: runMerge,
+	Long:      helpText("merge"),
+	Run:       runMerge,
 }
 
 func runMerge(_ context.Context, c *command, e *env, args []string) int {

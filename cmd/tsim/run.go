@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -18,111 +17,8 @@ var cmdRun = &command{
 	Name:      "run",
 	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
-	Long: `Run loads each experiment file, runs every scenario (each variant at each
-sweep point) the experiment's number of times (replications), prints a
-summary and writes the results into DIR/<file name without extension>/.
-Flags may come before, between or after the files.
-
-All files are loaded and checked before anything runs. Replications and
-scenarios run in parallel on GOMAXPROCS workers; each replication has its own
-engine, so the results are the same as a sequential run and the same file and
-seed always give byte-identical summary.json and CSV files.
-
-Replication 1 of every scenario uses the experiment's seed, replication k
-a seed derived from it (summary.json lists them as replication_seeds), and
-every variant and sweep point uses the same seeds, so that variants are
-compared on common random numbers. To replay one replication alone, run with
---seed set to its seed and --reps 1.
-
-The flags are:
-
-	-o DIR
-		write results under DIR (default "out").
-	--seed N
-		use N as the experiment's seed instead of the file's.
-	--reps N
-		run each scenario N times instead of the file's replications.
-	--mode sim|real
-		run on the discrete-event simulator (sim, the default) or for real
-		(real): every tier a net/http server on 127.0.0.1, every call a real
-		HTTP request through a transport limited to the modelled
-		connections, pools and throttles as semaphores deciding with the
-		simulator's own code, demands as scaled sleeps. Replications then
-		run one at a time, and the results, in simulated units, vary a
-		little from run to run. 'tsim validate' compares the two modes.
-	--time-scale S
-		with --mode real: real seconds per simulated second (default: 10 ms
-		of real time for the smallest mean demand, within 2 minutes a run).
-	--cpu sharing|cores
-		with --mode real: processor sharing (default, the simulator's
-		discipline) or one core permit per demand, first come first served.
-	--shard i/n
-		run only shard i of n (0 ≤ i < n) of each experiment and write its
-		raw results for 'tsim merge' instead of the summary files; see
-		"Sharding" below.
-	--outputs LIST
-		write only the kinds of file in LIST, a comma-separated list of
-		json (summary.json), csv (summary.csv, timeseries.csv) and png
-		(the pictures); default json,csv,png. Files of the kinds left out
-		are removed from the experiment's directory, so none is stale.
-		Pictures take most of the time of a short run: sweeps and CI
-		usually want --outputs json,csv.
-	--no-plots
-		the same as --outputs json,csv.
-	--json
-		print each experiment's summary.json to standard output instead of
-		the tables.
-	--quiet
-		show no progress bar and no list of files written.
-
-A progress bar appears on standard error when it is a terminal and the run
-lasts more than a second.
-
-Files written for each experiment:
-
-	summary.json      the results of every scenario: request counts,
-	                  throughput, goodput, latency, timeout rate, per-tier
-	                  counters, per-call connection statistics and, with
-	                  replications, 95% confidence half-widths ("ci")
-	summary.csv       one row per scenario
-	timeseries.csv    every tier's counters at each sampling instant of the
-	                  first replication of each variant (not for sweeps)
-	counters.png      the counters over time, one column per variant
-	latency.png       each request's client latency against its end time
-	latency-cdf.png   the latency distribution of each variant
-	sweep-*.png       throughput, p99 latency and timeouts against the
-	                  first swept key (sweeps only)
-
-Files are written whole or not at all (a temporary file, then renamed).
-Before anything runs, every output directory is created, checked to be
-writable, and locked: a second tsim writing into the same directory at the
-same time refuses to start instead of mixing its files with the first's
-(the lock is released when the process ends, however it ends). Temporary
-files a killed run left behind are removed then. The files of one
-experiment are written, and its tables printed, while the next experiment
-runs; if writing fails, the tables are still printed.
-
-Across replications, counts are summed; rates, latency statistics and the
-time averages of tiers and calls are averaged; maxima are maxima. Scenarios
-are aggregated one by one, in order, as their replications finish, and
-their raw results dropped, so memory does not grow with the sweep.
-
-Sharding. The work of an experiment is its items: every replication of
-every scenario, numbered scenario by scenario (item k is replication
-k mod R of scenario k / R, for R replications). With --shard i/n, tsim runs
-the items k with k mod n = i and writes them, in item order as they finish,
-as one JSON line each to DIR/<name>/shard-i-of-n/items.jsonl; when the
-shard ends it writes shard.json there, with the experiment's files and
-their SHA-256, the seed, the replications and whether every item finished.
-Run the n shards anywhere (processes, machines, a Kubernetes Indexed Job)
-with the same file, seed and --reps, then 'tsim merge' writes exactly the
-files an unsharded run writes. See docs/scaling.md.
-
-Interrupting a run (Ctrl-C) lets the replications under way finish, writes
-the scenarios that finished, names those that did not, and exits with
-status 1. A failed run (such as a broken conservation law) also exits 1.
-`,
-	Run: runRun,
+	Long:      helpText("run"),
+	Run:       runRun,
 }
 
 func runRun(ctx context.Context, c *command, e *env, args []string) int {
@@ -190,62 +86,30 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 
 	// Load every file before running any: a mistake in the last file
 	// should not wait for the first to finish.
-	var plans []*runner.Plan
-	sources := map[*runner.Plan][]runner.SourceFile{}
-	failed := false
-	for _, f := range files {
-		x, src, err := runner.LoadSourcesFrom(f)
-		if err != nil {
-			c.errorf(e, "%v", err)
-			failed = true
-			continue
-		}
-		p := &runner.Plan{Path: f, Stem: runner.Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: *mode, Shard: sh}
-		if err := runner.CheckStem(p.Stem); err != nil {
-			c.errorf(e, "%s: %v", f, err)
-			failed = true
-			continue
-		}
-		sources[p] = src
-		if set["seed"] {
-			p.Seed = *seed
-		}
-		if set["reps"] {
-			p.Reps = *reps
-		}
-		p.Out = filepath.Join(*outDir, p.Stem)
-		for _, q := range plans {
-			if q.Out == p.Out {
-				c.errorf(e, "%s and %s would both write to %s; rename one or run them separately", q.Path, p.Path, p.Out)
-				failed = true
-			}
-		}
-		plans = append(plans, p)
+	o := runner.Overrides{Mode: *mode, Shard: sh, OutDir: *outDir}
+	if set["seed"] {
+		o.Seed = seed
 	}
-	if failed {
+	if set["reps"] {
+		o.Reps = *reps
+	}
+	plans, errs := runner.PlanFiles(files, o)
+	for _, err := range errs {
+		c.errorf(e, "%v", err)
+	}
+	if len(errs) > 0 {
 		return exitFailure
 	}
-
 	// Own every output directory before simulating anything: an unusable
 	// -o, or one another run is writing to, is found now, not after the
 	// work.
-	dirs := map[*runner.Plan]*atomicio.Dir{}
-	defer func() {
-		for _, d := range dirs {
-			d.Unlock()
-		}
-	}()
 	for _, p := range plans {
-		root, name := filepath.Dir(p.Out), p.Stem
-		if p.Shard.Sharded() {
-			root, name = p.Out, p.Shard.DirName()
-		}
-		d, err := atomicio.Lock(root, name)
+		d, err := p.Lock()
 		if err != nil {
-			c.errorf(e, "%s: output: %v", p.Path, err)
+			c.errorf(e, "%v", err)
 			return exitFailure
 		}
-		dirs[p] = d
+		defer d.Unlock()
 	}
 
 	total := 0
@@ -287,7 +151,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		prog.describe(p.Name())
 		if p.Shard.Sharded() {
-			dir, complete, err := runner.RunShard(func(s runner.Sink) error { return runner.RunItems(ctx, p, ex, workers, prog.add, s) }, p, sources[p], versionString())
+			dir, complete, err := runner.RunShard(func(s runner.Sink) error { return runner.RunItems(ctx, p, ex, workers, prog.add, s) }, p, p.Sources, versionString())
 			prog.finish()
 			if err != nil {
 				stop()

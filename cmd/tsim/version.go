@@ -15,11 +15,8 @@ var cmdVersion = &command{
 	Name:      "version",
 	UsageLine: "",
 	Short:     "print the tsim version",
-	Long: `Version prints tsim's version, the VCS revision it was built from when the
-build recorded one (with "+dirty" for uncommitted changes), and the Go version
-and platform.
-`,
-	Run: runVersion,
+	Long:      helpText("version"),
+	Run:       runVersion,
 }
 
 func runVersion(_ context.Context, c *command, e *env, args []string) int {
