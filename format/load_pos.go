@@ -32,11 +32,10 @@ type source struct {
 	data  string
 	order int  // position in loader.sources: the experiment file is 0
 	named bool // read through ReadFile: a file the experiment names, whose text messages must not quote
-
-	keyLines []int32 // by scanTOML: the line of each key of md.Keys()
 	md    toml.MetaData
 
-	fixed map[string]int // lines known directly (syntax errors)
+	keyLines []int32        // by scanTOML: the line of each key of md.Keys()
+	fixed    map[string]int // lines known directly (syntax errors)
 
 	mu       sync.Mutex     // Scenario may report errors from several goroutines
 	ordinals map[string]int // indexed key → position in md.Keys(); nil until needed

@@ -117,7 +117,9 @@ var hostileGenerated = []struct {
 		}
 		return b.String()
 	}, 0, "$DIR/tiers-3000.toml:3: tier: 3000 tiers; at most 1000"},
-	{"long-key-100k", func() string { return "[load]\nusers = 1\n" + strings.Repeat("k", 100_000) + " = 1\n" + tierStep(`cpu = "1ms"`) },
+	{"long-key-100k", func() string {
+		return "[load]\nusers = 1\n" + strings.Repeat("k", 100_000) + " = 1\n" + tierStep(`cpu = "1ms"`)
+	},
 		0, "$DIR/long-key-100k.toml:3: load." + strings.Repeat("k", 250) + "…: unknown key (allowed here: …)"},
 	{"long-value-500k", func() string {
 		return "[load]\nusers = 1\n[[tier]]\nname = \"a\"\ncores = \"" + strings.Repeat("8", 500_000) + "\"\n"
