@@ -85,11 +85,21 @@ type calendar struct {
 	slots []slot
 	free  int32 // 1 + the first slot of the free list; 0 when it is empty
 	seq   uint64
-	n     int // events scheduled (heap events and live lane events, not representatives)
 	lanes []*Lane
 }
 
-func (c *calendar) len() int { return c.n }
+// len returns how many events are scheduled: the heap's, less the lanes'
+// representatives, plus the lanes' live events.
+func (c *calendar) len() int {
+	n := len(c.heap)
+	for _, l := range c.lanes {
+		if l.m > 0 {
+			n--
+		}
+		n += l.live
+	}
+	return n
+}
 
 // alloc takes a slot off the free list.
 func (c *calendar) alloc() int32 {
@@ -137,28 +147,57 @@ func (c *calendar) nextKey(class Class) uint64 {
 
 func seqOverflow() { panic("sim: event sequence overflow") }
 
-func (c *calendar) push(at Time, class Class, h Handler, kind int32, arg any) EventID {
-	// alloc, nextKey and insert, by hand: this is the hottest path of all.
-	s := c.free - 1
-	if s < 0 {
-		s = c.newSlot()
-	} else {
-		c.free = c.slots[s].pos
+// push schedules an event at base.after(d): Schedule passes (now, d),
+// the others (at, 0), so that Schedule is one call.
+func (c *calendar) push(base Time, d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
+	if c.free == 0 || len(c.heap) == cap(c.heap) {
+		return c.pushGrow(base, d, class, h, kind, arg)
 	}
+	// alloc, nextKey and insert, by hand, with no call on the way while
+	// the arguments are live: this is the hottest path of all.
+	s := c.free - 1
 	sl := &c.slots[s]
+	c.free = sl.pos
 	sl.h, sl.arg, sl.kind = h, arg, kind
 	c.seq++
 	if c.seq >= 1<<seqBits {
 		seqOverflow()
 	}
-	c.n++
 	i := len(c.heap)
-	if i == cap(c.heap) {
+	c.heap = c.heap[:i+1]
+	x := entry{at: base.after(d), key: uint64(class)<<seqBits | c.seq, slot: s}
+	id := EventID{slot: s, gen: sl.gen}
+	if i > 0 {
+		// The first step of up, inline: most events fall due after their
+		// parent's, and in a small calendar the parent is the root.
+		h := c.heap
+		if p := (i - 1) / 4; x.less(&h[p]) {
+			h[i] = h[p]
+			c.slots[h[i].slot].pos = int32(i)
+			if i = p; i > 0 {
+				c.up(i, x)
+				return id
+			}
+		}
+	}
+	c.heap[i] = x
+	sl.pos = int32(i)
+	return id
+}
+
+// pushGrow makes room for one more event, then pushes it.
+//
+//go:noinline
+func (c *calendar) pushGrow(base Time, d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
+	if c.free == 0 {
+		s := c.newSlot()
+		c.slots[s].pos = 0 // the end of the free list
+		c.free = s + 1
+	}
+	if len(c.heap) == cap(c.heap) {
 		c.growHeap()
 	}
-	c.heap = c.heap[:i+1]
-	c.up(i, entry{at: at, key: uint64(class)<<seqBits | c.seq, slot: s})
-	return EventID{slot: s, gen: c.slots[s].gen}
+	return c.push(base, d, class, h, kind, arg)
 }
 
 // insert adds x to the heap.
@@ -192,7 +231,6 @@ func (c *calendar) next(until Time) (at Time, key uint64, h Handler, kind int32,
 		} else {
 			continue // it moved on
 		}
-		c.n--
 		c.release(s)
 		return at, key, sl.h, sl.kind, sl.arg, true
 	}
@@ -214,7 +252,6 @@ func (c *calendar) cancel(id EventID) bool {
 	if !ok {
 		return false
 	}
-	c.n--
 	if sl.pos == posLane {
 		l := c.lanes[sl.lane-1]
 		c.release(id.slot)
@@ -351,15 +388,17 @@ func (c *calendar) verify() error {
 			reps++
 		}
 	}
-	n := len(c.heap) - reps
+	want := 0
 	for k, l := range c.lanes {
 		if err := l.verify(k); err != nil {
 			return err
 		}
-		n += l.live
+		if l.m > 0 {
+			want++
+		}
 	}
-	if n != c.n {
-		return errCalendar("calendar: count of scheduled events is off")
+	if reps != want {
+		return errCalendar("calendar: representatives in the heap are not those of the non-empty lanes")
 	}
 	return nil
 }
@@ -456,7 +495,6 @@ func (l *Lane) Schedule(h Handler, kind int32, arg any) EventID {
 	sl.h, sl.arg, sl.kind = h, arg, kind
 	sl.at, sl.key = l.e.now.Add(l.delay), c.nextKey(l.class)
 	sl.pos, sl.lane = posLane, c.slots[l.rep].lane
-	c.n++
 	l.live++
 	if l.m == len(l.q) {
 		l.grow()

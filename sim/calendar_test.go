@@ -32,7 +32,7 @@ func TestCalendarAgainstSortedSlice(t *testing.T) {
 			at := Time(rng.IntN(1000)) // many ties on purpose
 			class := Class(rng.IntN(int(numClasses)))
 			seq++
-			id := c.push(at, class, nil, int32(seq), nil)
+			id := c.push(at, 0, class, nil, int32(seq), nil)
 			live = append(live, ref{at, class, seq, int32(seq), id})
 		case r < 8:
 			sort.Slice(live, func(i, j int) bool {
@@ -138,7 +138,7 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 			class := Class(rng.IntN(int(numClasses)))
 			seq++
 			kind++
-			insert(ref{at, class, seq, kind, c.push(at, class, nil, kind, nil)})
+			insert(ref{at, class, seq, kind, c.push(at, 0, class, nil, kind, nil)})
 		case r < 10:
 			l := lanes[rng.IntN(len(lanes))]
 			seq++

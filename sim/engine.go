@@ -46,14 +46,17 @@ func (e *Engine) TraceHash() uint64 { return e.hash }
 // Schedule arranges for h.OnEvent(e, kind, arg) to run after delay d
 // (negative delays count as zero).
 func (e *Engine) Schedule(d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
-	if d < 0 {
-		d = 0
-	}
-	at := e.now + Time(d)
-	if at < e.now {
+	return e.cal.push(e.now, d, class, h, kind, arg)
+}
+
+// after is now.Add(d) for the delays of Schedule: negative counts as zero,
+// and it saturates at MaxTime.
+func (t Time) after(d time.Duration) Time {
+	at := t + Time(max(d, 0))
+	if at < t {
 		at = MaxTime
 	}
-	return e.cal.push(at, class, h, kind, arg)
+	return at
 }
 
 // ScheduleAt arranges for h.OnEvent(e, kind, arg) to run at instant at. An
@@ -65,7 +68,7 @@ func (e *Engine) ScheduleAt(at Time, class Class, h Handler, kind int32, arg any
 	if class >= numClasses {
 		panic("sim: unknown event class")
 	}
-	return e.cal.push(at, class, h, kind, arg)
+	return e.cal.push(at, 0, class, h, kind, arg)
 }
 
 // Cancel removes a scheduled event. It reports whether the event was still
@@ -99,7 +102,7 @@ func (e *Engine) Reschedule(id EventID, d time.Duration, class Class) (EventID, 
 	// A lane event: take it out of its lane and into the heap.
 	h, kind, arg := sl.h, sl.kind, sl.arg
 	e.cal.cancel(id)
-	return e.cal.push(at, class, h, kind, arg), true
+	return e.cal.push(at, 0, class, h, kind, arg), true
 }
 
 // Stop makes Run return after the current event.
@@ -122,39 +125,7 @@ const interruptEvery = 1 << 12
 
 // Step runs the next event, if any is due no later than until. It reports
 // whether an event ran.
-func (e *Engine) Step(until Time) bool {
-	c := &e.cal
-	for len(c.heap) > 0 {
-		top := &c.heap[0]
-		at, key, s := top.at, top.key, top.slot
-		if at > until {
-			return false
-		}
-		sl := &c.slots[s]
-		if sl.lane == 0 {
-			last := len(c.heap) - 1
-			x := c.heap[last]
-			c.heap = c.heap[:last]
-			if last > 0 {
-				c.down(0, x)
-			}
-		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
-			sl = &c.slots[s] // the representative stood for its lane's head
-		} else {
-			continue // it moved on
-		}
-		h, kind, arg := sl.h, sl.kind, sl.arg
-		c.n--
-		c.release(s) // before the handler runs, so that it may schedule
-		e.now = at
-		e.events++
-		e.mix(uint64(at))
-		e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
-		h.OnEvent(e, kind, arg)
-		return true
-	}
-	return false
-}
+func (e *Engine) Step(until Time) bool { return e.run(until, 1) == 1 }
 
 // Run executes events in order until the calendar is empty, Stop is called,
 // the engine is interrupted, or the next event lies after until. The clock
@@ -162,20 +133,58 @@ func (e *Engine) Step(until Time) bool {
 // MaxTime), so time-weighted statistics can be closed at the horizon.
 func (e *Engine) Run(until Time) {
 	e.stopped = false
-	if e.intr.Load() {
-		return
-	}
-	for !e.stopped {
-		if e.events%interruptEvery == 0 && e.intr.Load() {
-			return
-		}
-		if !e.Step(until) {
+	for !e.intr.Load() {
+		if e.run(until, interruptEvery) < interruptEvery || e.stopped {
 			break
 		}
 	}
-	if !e.stopped && until != MaxTime && until > e.now {
+	if !e.stopped && !e.intr.Load() && until != MaxTime && until > e.now {
 		e.now = until
 	}
+}
+
+// run executes up to n events due no later than until, and fewer if the
+// calendar runs out of them or an event calls Stop; it returns how many ran.
+// Step and Run share it, so that the loop over events calls nothing but the
+// sift and the handlers.
+func (e *Engine) run(until Time, n int) int {
+	c := &e.cal
+	done := 0
+	for done < n && len(c.heap) > 0 {
+		top := &c.heap[0]
+		at, key, s := top.at, top.key, top.slot
+		if at > until {
+			break
+		}
+		sl := &c.slots[s]
+		if sl.lane == 0 {
+			last := len(c.heap) - 1
+			x := c.heap[last]
+			c.heap = c.heap[:last]
+			if last > 1 {
+				c.down(0, x)
+			} else if last == 1 {
+				c.heap[0] = x
+				c.slots[x.slot].pos = 0
+			}
+		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
+			sl = &c.slots[s] // the representative stood for its lane's head
+		} else {
+			continue // it moved on
+		}
+		h, kind, arg := sl.h, sl.kind, sl.arg
+		c.release(s) // before the handler runs, so that it may schedule
+		e.now = at
+		e.events++
+		e.mix(uint64(at))
+		e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
+		h.OnEvent(e, kind, arg)
+		done++
+		if e.stopped {
+			break
+		}
+	}
+	return done
 }
 
 const (
