@@ -61,3 +61,33 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureNoise cross-checks every case (cross), which logs the
+// simulator's run, the noisy simulation and the real run side by side with
+// the noise measured; run it with -v. TSIM_REAL_NOISE=1 runs it,
+// TSIM_REAL_CASE=name picks one case.
+func TestMeasureNoise(t *testing.T) {
+	if os.Getenv("TSIM_REAL_NOISE") == "" {
+		t.Skip("set TSIM_REAL_NOISE=1 to measure")
+	}
+	cases := []struct {
+		name string
+		top  *model.Topology
+		cpu  CPUDiscipline
+	}{
+		{"mmc-sharing", caseMMc(), CPUSharing},
+		{"mmc", caseMMc(), CPUCores},
+		{"maxconn-2", caseMaxConn(2), CPUCores},
+		{"maxconn-unlimited", caseMaxConn(0), CPUCores},
+		{"sync", caseSyncAsync(false), CPUCores},
+		{"async", caseSyncAsync(true), CPUCores},
+		{"wcf-throttle", caseWCFThrottle(), CPUCores},
+		{"sessions", caseSessions(), CPUCores},
+	}
+	only := os.Getenv("TSIM_REAL_CASE")
+	for _, c := range cases {
+		if only == "" || only == c.name {
+			cross(t, c.name, c.top, c.top, Options{CPU: c.cpu}, false)
+		}
+	}
+}
