@@ -433,7 +433,14 @@ func pictures(r *results.Experiment) []picture {
 			}
 			continue
 		}
-		cdf = append(cdf, plots.Run{Label: label(sc), Run: &results.Run{Quantiles: sc.Agg.Quantiles}})
+		a := sc.Agg
+		run := plots.Run{Label: label(sc), Run: &results.Run{Quantiles: a.Quantiles, TimeoutRate: a.TimeoutRate, RejectRate: a.RejectRate}}
+		// Timed-out, rejected and failed requests never complete: the
+		// curve tops out at the share that did.
+		if c := a.Requests; c.Completed+c.TimedOut+c.Rejected+c.Failed > 0 {
+			run.CompletedShare = float64(c.Completed) / float64(c.Completed+c.TimedOut+c.Rejected+c.Failed)
+		}
+		cdf = append(cdf, run)
 	}
 	if !r.IsSweep() || len(r.Scenarios) <= results.MaxCDFCurves {
 		title := name + ": client latency distribution"
@@ -455,6 +462,11 @@ func pictures(r *results.Experiment) []picture {
 	}
 	if r.IsSweep() {
 		out = append(out, sweepPictures(r)...)
+	}
+	for _, pic := range out {
+		if pic.fig != nil {
+			pic.fig.Partial = !r.Complete()
+		}
 	}
 	return out
 }
@@ -558,6 +570,9 @@ func sweepPictures(r *results.Experiment) []picture {
 	out = append(out, picture{"sweep-p99.png", f, err})
 
 	to := build(func(a results.Aggregate) float64 { return a.TimeoutRate }, func(c *results.Intervals) *float64 { return c.TimeoutRate }, 100, "", nil)
+	for i := range to {
+		to[i].Max = 100 // a share's error bar stops at 100%
+	}
 	f, err = plots.Sweep(name+": requests that timed out"+note, axis, "timed out (% of requests ended after warm-up)", to)
 	out = append(out, picture{"sweep-timeouts.png", f, err})
 	return out
