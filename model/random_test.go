@@ -34,6 +34,13 @@ func randomTopology(seed uint64) *Topology {
 		if t.IO.Min > t.IO.Max {
 			t.IO.Min = t.IO.Max
 		}
+		if pick(4) == 0 {
+			t.Worker.BoundedQueue, t.Worker.QueueLimit = true, pick(5)
+		}
+		if pick(3) == 0 {
+			t.CPU = CPUFCFS
+		}
+		t.DotNet = []string{"", "3.5", "4.0"}[pick(3)]
 		switch pick(3) {
 		case 1:
 			t.Admission = Admission{Kind: AdmitClassic, MinFreeThreads: pick(t.Worker.Max), QueueLimit: pick(30), SyncModule: pick(2) == 0}
@@ -70,6 +77,9 @@ func randomTopology(seed uint64) *Topology {
 		}
 		if pick(4) == 0 {
 			c.Conn.WaitTimeout = ms(50, 2000)
+		}
+		if pick(6) == 0 {
+			c.Conn.MaxPending, c.Conn.NoPending = 0, true
 		}
 		if pick(5) == 0 {
 			c.Timeout = 0
@@ -125,8 +135,20 @@ func TestRandomTopologiesConserveRequests(t *testing.T) {
 			}
 		}
 		for _, tr := range a.Tiers {
-			if tr.ExecutingMax < 0 || tr.QueuedMax < 0 || tr.ThreadsBusyMax > tr.ThreadsMax {
+			if tr.ExecutingMax < 0 || tr.QueuedMax < 0 || tr.ThreadsBusyMax > tr.ThreadsMax ||
+				tr.CurrentMax > tr.ExecutingMax+tr.QueuedMax || tr.OutstandingMax > tr.ExecutingMax ||
+				tr.WorkerBusyMax > tr.WorkersMax || tr.IOBusyMax > tr.IOThreadsMax ||
+				tr.PWait < 0 || tr.PWait > 1 {
 				t.Fatalf("topology %d: tier %s counters impossible: %+v", s, tr.Name, tr)
+			}
+		}
+		// At the end every level is back where the requests still in the
+		// tiers put it: nothing is held that nobody holds.
+		if last := a.Series[len(a.Series)-1]; len(last.Tiers) > 0 {
+			for ti, ts := range last.Tiers {
+				if ts.Current != ts.Executing+ts.Queued || ts.Outstanding > ts.Executing || ts.AppQueued > ts.Queued {
+					t.Fatalf("topology %d: tier %d at the end: %+v", s, ti, ts)
+				}
 			}
 		}
 	}

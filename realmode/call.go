@@ -470,7 +470,8 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	// queue the model would have.
 	pool := cs.conns
 	pool.mu.Lock()
-	if mp := spec.Conn.MaxPending; mp > 0 && pool.limit > 0 && pool.inUse+pool.waiting-pool.limit >= mp {
+	// NoPending (max_pending = 0): refused whenever no connection is free.
+	if mp := spec.Conn.MaxPending; (mp > 0 || spec.Conn.NoPending) && pool.limit > 0 && pool.inUse+pool.waiting-pool.limit >= mp {
 		pool.mu.Unlock()
 		return results.Rejected, false
 	}

@@ -82,6 +82,27 @@ func (p *pool) begin() *waiter {
 	return w
 }
 
+// beginBounded is begin for a request's first thread: when the pool's queue
+// is bounded and full (model.Pool.BoundedQueue) it takes nothing and
+// reports the request rejected, as the model's threadPool.rejects.
+func (p *pool) beginBounded() (w *waiter, rejected bool) {
+	s := p.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inUse >= p.threads && s.waiting == 0 && p.canCreateNowLocked() {
+		p.addLocked()
+	}
+	if s.tryLocked() {
+		return nil, false
+	}
+	if p.spec.BoundedQueue && s.waiting >= p.spec.QueueLimit {
+		return nil, true
+	}
+	w = s.enqueueLocked()
+	p.starvedLocked()
+	return w, false
+}
+
 func (p *pool) wait(ctx context.Context, w *waiter) error { return p.s.wait(ctx, w) }
 
 func (p *pool) acquire(ctx context.Context) error { return p.wait(ctx, p.begin()) }

@@ -307,6 +307,7 @@ type runner struct {
 	live                                              int64
 	shed                                              int64
 	mCompleted, mTimedOut, mRejected, mFailed, mEnded int64
+	genAtWarm, liveAtWarm                             int64 // generated before the warm-up ended, and still under way then
 	firstTO                                           time.Duration
 	lat                                               *sim.Histogram
 	points                                            results.PointSampler
@@ -482,8 +483,11 @@ func (rt *runner) finish(intr error) (*results.Run, error) {
 	rt.mu.Unlock()
 	res := rt.collect(intr != nil)
 	rt.shutdown()
+	if !rt.counts.Conserved() {
+		return res, fmt.Errorf("realmode: requests not conserved over the run: %+v", rt.counts)
+	}
 	if !res.Requests.Conserved() {
-		return res, fmt.Errorf("realmode: requests not conserved: %+v", res.Requests)
+		return res, fmt.Errorf("realmode: requests not conserved after warm-up: %+v", res.Requests)
 	}
 	return res, nil
 }
@@ -537,7 +541,13 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		// from the others must equal the requests still open.
 		c.InFlight = rt.live
 	}
-	res.Requests = c
+	rt.counts = c
+	// The measured period's counts, as the model reports them.
+	res.Requests = results.Counts{
+		Generated: c.Generated - rt.genAtWarm, InFlightAtWarmup: rt.liveAtWarm,
+		Completed: rt.mCompleted, TimedOut: rt.mTimedOut, Rejected: rt.mRejected, Failed: rt.mFailed,
+		InFlight: c.InFlight,
+	}
 	if span := clk.simSeconds(now - rt.warmAt); span > 0 {
 		res.ThroughputPerS = float64(rt.entryDone.Load()) / span
 		res.GoodputPerS = float64(rt.mCompleted) / span

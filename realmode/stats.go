@@ -138,6 +138,7 @@ func (rt *runner) resetStats() {
 	now := rt.clk.now()
 	rt.mu.Lock()
 	rt.measuring.Store(true)
+	rt.genAtWarm, rt.liveAtWarm = rt.counts.Generated, rt.live
 	rt.lat.Reset()
 	rt.mCompleted, rt.mTimedOut, rt.mRejected, rt.mFailed, rt.mEnded = 0, 0, 0, 0, 0
 	rt.entryDone.Store(0)

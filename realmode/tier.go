@@ -65,6 +65,17 @@ type tierRT struct {
 
 	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU level
 	cpuRep                                                         int
+	// The model's counters (model tierRT, docs/counters.md): lvQueued the
+	// requests not executing yet, lvAppQ the admission queue, lvCur both,
+	// lvOut the operations in progress.
+	lvCur, lvAppQ, lvPipe, lvInst, lvWBusy, lvWorkers, lvIOBusy, lvIOs level
+	aspnet                                                             bool
+	cmu                                                                sync.Mutex // guards what follows
+	pipes                                                              *model.AppPool
+	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected          int64
+	iExec, iWait, iCall, mExec, mWait, mCall                           model.DurationStat
+	resp                                                               *sim.Histogram // simulated arrival to reply, completed after warm-up
+	served, waited                                                     int64
 
 	completed, rejected, aborted atomic.Int64
 	wastedNS                     atomic.Int64 // simulated ns of CPU spent on orphaned work
@@ -101,7 +112,7 @@ func newTierRT(rt *runner, i int) *tierRT {
 		t.lvCPU.add(float64(inUse - t.cpuRep))
 		t.cpuRep = inUse
 	}
-	if rt.opt.CPU == CPUSharing {
+	if rt.opt.CPU == CPUSharing && spec.CPU != model.CPUFCFS {
 		t.ps = newPSCPU(rt.clk, spec.Cores)
 		t.ps.onChange = func(n int) {
 			busy := min(n, max(spec.Cores, 1))
@@ -111,15 +122,29 @@ func newTierRT(rt *runner, i int) *tierRT {
 	}
 	t.worker = newPool(rt, spec.Worker)
 	t.io = newPool(rt, spec.IO)
-	onThreads := func(dBusy, dThreads, dWaiting int) {
-		t.lvBusy.add(float64(dBusy))
-		t.lvThreads.add(float64(dThreads))
-		t.lvTQ.add(float64(dWaiting))
+	onThreads := func(busy, threads *level) func(dBusy, dThreads, dWaiting int) {
+		return func(dBusy, dThreads, dWaiting int) {
+			t.lvBusy.add(float64(dBusy))
+			t.lvThreads.add(float64(dThreads))
+			t.lvTQ.add(float64(dWaiting))
+			busy.add(float64(dBusy))
+			threads.add(float64(dThreads))
+		}
 	}
-	t.worker.onChange, t.io.onChange = onThreads, onThreads
+	t.worker.onChange, t.io.onChange = onThreads(&t.lvWBusy, &t.lvWorkers), onThreads(&t.lvIOBusy, &t.lvIOs)
+	if spec.Host == model.HostASPNetClassic || spec.Host == model.HostIISIntegrated {
+		t.aspnet = true
+		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
+	}
+	t.resp = sim.NewHistogram()
 	if w := spec.WCF; w != nil {
 		t.calls = newSem(w.MaxCalls)
 		t.instances = newSem(w.MaxInstances)
+		instRep := 0
+		t.instances.onChange = func(inUse, _ int) {
+			t.lvInst.add(float64(inUse - instRep))
+			instRep = inUse
+		}
 		t.sessions = newSem(w.MaxSessions)
 		t.sessMap = map[uint64]*sessState{}
 		if w.Instancing == model.SingleInstance && w.Concurrency != model.ConcurrencyMultiple {
@@ -154,7 +179,8 @@ func newTierRT(rt *runner, i int) *tierRT {
 }
 
 func (t *tierRT) levels() []*level {
-	return []*level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU}
+	return []*level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU,
+		&t.lvCur, &t.lvAppQ, &t.lvPipe, &t.lvInst, &t.lvWBusy, &t.lvWorkers, &t.lvIOBusy, &t.lvIOs}
 }
 
 // listen opens the tier's loopback listener; serve runs its HTTP server.
@@ -180,6 +206,22 @@ func (t *tierRT) resetStats(now time.Duration) {
 	t.rejected.Store(0)
 	t.aborted.Store(0)
 	t.wastedNS.Store(0)
+	t.cmu.Lock()
+	t.mArrived, t.mCalls = 0, 0
+	t.mExec, t.mWait, t.mCall = model.DurationStat{}, model.DurationStat{}, model.DurationStat{}
+	t.resp.Reset()
+	t.served, t.waited = 0, 0
+	t.cmu.Unlock()
+}
+
+// simNow is the simulated instant now.
+func (t *tierRT) simNow() time.Duration { return t.rt.clk.toSim(t.rt.clk.now()) }
+
+// pipesLocked sets the Pipeline Instance Count level (t.cmu held).
+func (t *tierRT) pipesLocked() {
+	if t.pipes != nil {
+		t.lvPipe.add(float64(t.pipes.Count(t.simNow())) - t.lvPipe.value())
+	}
 }
 
 func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) results.TierSample {
@@ -187,6 +229,12 @@ func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) resu
 	a := t.lvCPU.takeInterval(now)
 	if !first && every > 0 {
 		cpu = 100 * a / (float64(every) * float64(max(t.spec.Cores, 1)))
+	}
+	t.cmu.Lock()
+	t.pipesLocked()
+	perS := 0.0
+	if !first && t.rt.every > 0 {
+		perS = 1 / t.rt.every.Seconds()
 	}
 	s := results.TierSample{
 		Executing:   t.lvExec.value(),
@@ -197,7 +245,33 @@ func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) resu
 		ThreadQueue: t.lvTQ.value(),
 		CPU:         cpu,
 		MemoryMB:    t.lvMem.value() / (1 << 20),
+
+		Current:    t.lvCur.value(),
+		AppQueued:  t.lvAppQ.value(),
+		Pipelines:  t.lvPipe.value(),
+		Instances:  t.lvInst.value(),
+		WorkerBusy: t.lvWBusy.value(),
+		Workers:    t.lvWorkers.value(),
+		IOBusy:     t.lvIOBusy.value(),
+		IOThreads:  t.lvIOs.value(),
+
+		RequestsPerS:     float64(t.iArrived) * perS,
+		CallsPerS:        float64(t.iCalls) * perS,
+		ExecTimeMS:       1000 * t.iExec.Mean(),
+		ExecTimeMaxMS:    1000 * t.iExec.MaxSeconds(),
+		WaitTimeMS:       1000 * t.iWait.Mean(),
+		WaitTimeMaxMS:    1000 * t.iWait.MaxSeconds(),
+		CallDuration:     t.iCall.Mean(),
+		CallDurationMax:  t.iCall.MaxSeconds(),
+		ExecN:            t.iExec.N,
+		WaitN:            t.iWait.N,
+		CallN:            t.iCall.N,
+		Calls:            float64(t.totCalls),
+		RequestsRejected: float64(t.totRejected),
 	}
+	t.iArrived, t.iCalls = 0, 0
+	t.iExec, t.iWait, t.iCall = model.DurationStat{}, model.DurationStat{}, model.DurationStat{}
+	t.cmu.Unlock()
 	seen := map[*connPool]bool{}
 	for _, c := range t.out {
 		if seen[c.conns] {
@@ -220,7 +294,22 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	_, thX := mean(&t.lvThreads)
 	tqM, _ := mean(&t.lvTQ)
 	_, memX := mean(&t.lvMem)
-	return results.Tier{
+	t.cmu.Lock()
+	defer t.cmu.Unlock()
+	t.pipesLocked()
+	perS := 0.0
+	if span := t.rt.clk.simSeconds(now - t.rt.warmAt); span > 0 {
+		perS = 1 / span
+	}
+	curM, curX := mean(&t.lvCur)
+	aqM, aqX := mean(&t.lvAppQ)
+	piM, piX := mean(&t.lvPipe)
+	inM, inX := mean(&t.lvInst)
+	wbM, wbX := mean(&t.lvWBusy)
+	wkM, wkX := mean(&t.lvWorkers)
+	ibM, ibX := mean(&t.lvIOBusy)
+	ioM, ioX := mean(&t.lvIOs)
+	r := results.Tier{
 		Name:             t.spec.Name,
 		Cores:            t.spec.Cores,
 		CPUUtil:          cpuM / float64(max(t.spec.Cores, 1)),
@@ -228,18 +317,53 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 		ExecutingMax:     exX,
 		QueuedMean:       qM,
 		QueuedMax:        qX,
+		CurrentMean:      curM,
+		CurrentMax:       curX,
+		AppQueuedMean:    aqM,
+		AppQueuedMax:     aqX,
+		PipelinesMean:    piM,
+		PipelinesMax:     piX,
 		OutstandingMean:  oM,
 		OutstandingMax:   oX,
+		InstancesMean:    inM,
+		InstancesMax:     inX,
 		ThreadsBusyMean:  bM,
 		ThreadsBusyMax:   bX,
 		ThreadsMax:       thX,
 		ThreadQueueMean:  tqM,
+		WorkerBusyMean:   wbM,
+		WorkerBusyMax:    wbX,
+		WorkersMean:      wkM,
+		WorkersMax:       wkX,
+		IOBusyMean:       ibM,
+		IOBusyMax:        ibX,
+		IOThreadsMean:    ioM,
+		IOThreadsMax:     ioX,
 		MemoryMaxMB:      memX / (1 << 20),
+		RequestsPerS:     float64(t.mArrived) * perS,
+		CallsPerS:        float64(t.mCalls) * perS,
+		ExecTimeMean:     t.mExec.Mean(),
+		ExecTimeMax:      t.mExec.MaxSeconds(),
+		WaitTimeMean:     t.mWait.Mean(),
+		WaitTimeMax:      t.mWait.MaxSeconds(),
+		CallDurationMean: t.mCall.Mean(),
+		CallDurationMax:  t.mCall.MaxSeconds(),
+		Arrived:          t.mArrived,
+		Calls:            t.mCalls,
 		Completed:        t.completed.Load(),
 		Rejected:         t.rejected.Load(),
 		Aborted:          t.aborted.Load(),
 		WastedCPUSeconds: time.Duration(t.wastedNS.Load()).Seconds(),
 	}
+	if t.resp.Count() > 0 {
+		r.ResponseMean = t.resp.Mean().Seconds()
+		r.ResponseP50 = t.resp.Quantile(0.5).Seconds()
+		r.ResponseP99 = t.resp.Quantile(0.99).Seconds()
+	}
+	if t.served > 0 {
+		r.PWait = float64(t.waited) / float64(t.served)
+	}
+	return r
 }
 
 // ---------------------------------------------------------------------------
@@ -368,6 +492,12 @@ type job struct {
 	startedAt time.Duration // real instant of admission
 	ended     atomic.Bool
 
+	// The counters (model job): real instants of arrival, of the start of
+	// execution and of the operation; whether it ever queued.
+	arrived, execAt, opAt       time.Duration
+	inTier, isExec, inOp        bool
+	queued, threadRejected      bool
+
 	workerW                                                  *waiter
 	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
 	thread                                                   *pool
@@ -406,18 +536,21 @@ func (t *tierRT) serve(j *job) results.Outcome {
 	j.ctx, j.cancel = context.WithCancelCause(rt.workCtx)
 	j.id = rt.nextID.Add(1)
 	rt.jobs.Store(j.id, j)
-	t.lvOut.add(1)
-	t.lvMem.add(float64(t.spec.MemoryPerRequest))
 
 	arrived := rt.clk.now()
+	j.arrived = arrived
+	t.cmu.Lock()
+	t.iArrived++
+	if rt.measuring.Load() {
+		t.mArrived++
+	}
+	t.cmu.Unlock()
 	d, aw := t.arrive(j)
 	switch d {
 	case model.DecisionReject:
-		if rt.measuring.Load() {
-			t.rejected.Add(1)
-		}
-		return j.finish(results.Rejected)
+		return t.reject(j)
 	case model.DecisionQueue:
+		j.queued = true
 		select {
 		case <-aw.ch:
 			if aw.drop {
@@ -430,7 +563,7 @@ func (t *tierRT) serve(j *job) results.Outcome {
 			t.admMu.Lock()
 			if !j.admitted {
 				aw.gone = true
-				t.lvQueued.add(-1)
+				t.lvAppQ.add(-1)
 			}
 			t.admMu.Unlock()
 			return j.finish(results.Failed)
@@ -469,26 +602,124 @@ func (t *tierRT) arrive(j *job) (model.Decision, *admWaiter) {
 	case model.AdmitConcurrent:
 		d = model.DecideConcurrent(t.executing, a.MaxExecuting, queued, a.QueueLimit, a.CountExecuting)
 	}
+	if d == model.DecisionReject {
+		return d, nil // refused at the door: never held anything
+	}
+	j.inTier = true
+	t.lvCur.add(1)
+	t.lvQueued.add(1)
+	t.lvMem.add(float64(t.spec.MemoryPerRequest))
 	switch d {
 	case model.DecisionRun:
 		t.admitLocked(j)
 	case model.DecisionQueue:
 		w := &admWaiter{j: j, ch: make(chan struct{}), at: t.rt.clk.now()}
 		t.admQ = append(t.admQ, w)
-		t.lvQueued.add(1)
+		t.lvAppQ.add(1)
 		return d, w
 	}
 	return d, nil
 }
 
+// reject ends a request the tier refuses (HTTP 503).
+func (t *tierRT) reject(j *job) results.Outcome {
+	return j.finish(t.countRejected())
+}
+
+// countRejected counts a request refused for want of a thread (a
+// bounded thread-pool queue that is full); serve's finish ends it.
+func (t *tierRT) countRejected() results.Outcome {
+	t.cmu.Lock()
+	t.totRejected++
+	t.cmu.Unlock()
+	if t.rt.measuring.Load() {
+		t.rejected.Add(1)
+	}
+	return results.Rejected
+}
+
+// startExec is the request leaving the queues (model job.startExec).
+func (j *job) startExec() {
+	if j.isExec {
+		return
+	}
+	t := j.t
+	now := t.rt.clk.now()
+	j.isExec, j.execAt = true, now
+	t.lvQueued.add(-1)
+	t.lvExec.add(1)
+	w := t.rt.clk.toSim(now - j.arrived)
+	t.cmu.Lock()
+	t.iWait.Add(w)
+	if t.rt.measuring.Load() {
+		t.mWait.Add(w)
+	}
+	if t.pipes != nil {
+		t.pipes.Take(t.simNow())
+		t.pipesLocked()
+	}
+	t.cmu.Unlock()
+}
+
+// startOp and endOp bracket the operation (model job.startOp, endOp).
+func (j *job) startOp() {
+	t := j.t
+	j.inOp, j.opAt = true, t.rt.clk.now()
+	t.lvOut.add(1)
+	t.cmu.Lock()
+	t.iCalls++
+	t.totCalls++
+	if t.rt.measuring.Load() {
+		t.mCalls++
+	}
+	t.cmu.Unlock()
+}
+
+func (j *job) endOp() {
+	t := j.t
+	j.inOp = false
+	t.lvOut.add(-1)
+	d := t.rt.clk.toSim(t.rt.clk.now() - j.opAt)
+	t.cmu.Lock()
+	t.iCall.Add(d)
+	if t.rt.measuring.Load() {
+		t.mCall.Add(d)
+	}
+	t.cmu.Unlock()
+}
+
+// queue is s.acquire, noting whether the job had to wait (P(wait)).
+func (j *job) queue(s *sem) func(context.Context) error {
+	return func(ctx context.Context) error {
+		w := s.begin()
+		if w != nil {
+			j.queued = true
+		}
+		return s.wait(ctx, w)
+	}
+}
+
+// queueThread is queue for a thread pool.
+func (j *job) queueThread(p *pool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		w := p.begin()
+		if w != nil {
+			j.queued = true
+		}
+		return p.wait(ctx, w)
+	}
+}
+
 func (t *tierRT) admitLocked(j *job) {
 	t.executing++
 	j.admitted = true
-	t.lvExec.add(1)
 	if t.usesWorker() {
-		j.workerW = t.worker.begin()
-		if j.workerW == nil {
+		j.workerW, j.threadRejected = t.worker.beginBounded()
+		if j.workerW == nil && !j.threadRejected {
 			j.holdWorker = true
+		}
+		if j.workerW != nil {
+			j.queued = true
 		}
 	}
 }
@@ -517,7 +748,7 @@ func (t *tierRT) drain() {
 		if w.gone {
 			continue
 		}
-		t.lvQueued.add(-1)
+		t.lvAppQ.add(-1)
 		if cc := a.ClientConnectedCheck; cc > 0 && w.j.orphaned() && t.rt.clk.now()-w.at > t.rt.clk.toReal(cc) {
 			// clientConnectedCheck: the client has gone; drop it unserved.
 			w.drop = true
@@ -606,6 +837,9 @@ func (j *job) waitFor(cat int, acquire func(context.Context) error) error {
 func (j *job) run() results.Outcome {
 	t := j.t
 	w := t.spec.WCF
+	if j.threadRejected {
+		return t.countRejected() // the worker pool's bounded queue was full
+	}
 	// worker thread: begun at admission
 	if j.workerW != nil {
 		err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) })
@@ -618,6 +852,9 @@ func (j *job) run() results.Outcome {
 			return results.Failed
 		}
 		j.holdWorker = true
+	}
+	if t.aspnet {
+		j.startExec() // ASP.NET: past the queue, on its worker thread
 	}
 	if w != nil {
 		// The proxy's session (sessionful bindings): opened by the first
@@ -639,6 +876,7 @@ func (j *job) run() results.Outcome {
 			if !t.singleInstance {
 				iw := t.instances.begin()
 				t.instMu.Unlock()
+				j.queued = j.queued || iw != nil
 				if err := j.waitFor(bdThrottle, func(ctx context.Context) error { return t.instances.wait(ctx, iw) }); err != nil {
 					return results.Failed
 				}
@@ -649,18 +887,18 @@ func (j *job) run() results.Outcome {
 		case w.Instancing == model.PerCall || !j.sessionful():
 			// PerCall, or PerSession without a session: an instance per
 			// call. (A session keeps its own PerSession instance.)
-			if err := j.waitFor(bdThrottle, t.instances.acquire); err != nil {
+			if err := j.waitFor(bdThrottle, j.queue(t.instances)); err != nil {
 				return results.Failed
 			}
 			j.holdInstance = true
 		}
-		if err := j.waitFor(bdThrottle, t.calls.acquire); err != nil {
+		if err := j.waitFor(bdThrottle, j.queue(t.calls)); err != nil {
 			return results.Failed
 		}
 		j.holdCall = true
 		j.conc = j.concLockOf()
 		if l := j.conc; l != nil {
-			if err := j.waitFor(bdLock, l.acquire); err != nil {
+			if err := j.waitFor(bdLock, j.queue(l)); err != nil {
 				return results.Failed
 			}
 			j.holdConc = true
@@ -672,16 +910,30 @@ func (j *job) run() results.Outcome {
 		// An ASP.NET page runs on the worker thread it was given.
 		j.holdWorker, j.holdThread = false, true
 	} else {
-		if err := j.waitFor(bdThread, p.acquire); err != nil {
+		var tw *waiter
+		if t.usesWorker() {
+			tw = p.begin()
+		} else {
+			var rejected bool
+			if tw, rejected = p.beginBounded(); rejected {
+				return t.countRejected() // its first thread: the pool's queue is full
+			}
+		}
+		j.queued = j.queued || tw != nil
+		if err := j.waitFor(bdThread, func(ctx context.Context) error { return p.wait(ctx, tw) }); err != nil {
 			return results.Failed
 		}
 		j.holdThread = true
+	}
+	if !t.aspnet {
+		j.startExec() // elsewhere: on the thread its operation runs on
 	}
 	if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {
 		if j.useCPU(need) != nil {
 			return results.Failed
 		}
 	}
+	j.startOp()
 	for si := range t.spec.Steps {
 		st := &t.spec.Steps[si]
 		switch st.Kind {
@@ -698,7 +950,7 @@ func (j *job) run() results.Outcome {
 				return results.Failed
 			}
 		case model.StepLock:
-			if err := j.waitFor(bdLock, t.locks[st.Lock].acquire); err != nil {
+			if err := j.waitFor(bdLock, j.queue(t.locks[st.Lock])); err != nil {
 				return results.Failed
 			}
 			j.locks = append(j.locks, st.Lock)
@@ -714,6 +966,7 @@ func (j *job) run() results.Outcome {
 			}
 		}
 	}
+	j.endOp()
 	if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
 		if j.useCPU(need) != nil {
 			return results.Failed
@@ -794,13 +1047,13 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 		return results.Failed, context.Cause(j.ctx)
 	}
 	if async && !j.holdThread {
-		if err := j.waitFor(bdThread, j.thread.acquire); err != nil {
+		if err := j.waitFor(bdThread, j.queueThread(j.thread)); err != nil {
 			return results.Failed, err
 		}
 		j.holdThread = true
 	}
 	if reentrant && !j.holdConc && j.conc != nil {
-		if err := j.waitFor(bdLock, j.conc.acquire); err != nil {
+		if err := j.waitFor(bdLock, j.queue(j.conc)); err != nil {
 			return results.Failed, err
 		}
 		j.holdConc = true
@@ -848,11 +1101,41 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	t.admMu.Lock()
 	if j.admitted {
 		t.executing--
-		t.lvExec.add(-1)
 	}
 	t.admMu.Unlock()
-	t.lvOut.add(-1)
-	t.lvMem.add(-float64(t.spec.MemoryPerRequest))
+	if j.inOp {
+		j.endOp()
+	}
+	now := rt.clk.now()
+	if j.inTier {
+		t.lvCur.add(-1)
+		t.lvMem.add(-float64(t.spec.MemoryPerRequest))
+		if j.isExec {
+			t.lvExec.add(-1)
+		} else {
+			t.lvQueued.add(-1)
+		}
+	}
+	t.cmu.Lock()
+	if j.inTier && j.isExec {
+		d := rt.clk.toSim(now - j.execAt)
+		t.iExec.Add(d)
+		if rt.measuring.Load() {
+			t.mExec.Add(d)
+		}
+		if t.pipes != nil {
+			t.pipes.Return(t.simNow())
+			t.pipesLocked()
+		}
+	}
+	if o == results.Completed && rt.measuring.Load() {
+		t.resp.Record(rt.clk.toSim(now - j.arrived))
+		t.served++
+		if j.queued {
+			t.waited++
+		}
+	}
+	t.cmu.Unlock()
 	if o == results.Completed && rt.measuring.Load() {
 		t.completed.Add(1)
 		if t.idx == rt.top.Load.Call.Target {

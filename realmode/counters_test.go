@@ -1,0 +1,54 @@
+package realmode
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
+)
+
+// The PerfMon counters run for real (model/counters_test.go has their step
+// tables): the counts and maxima, which no timing noise moves, must be the
+// simulator's exactly; the durations within the step tables' resolution.
+
+func counterSummary(tr results.Tier) string {
+	return fmt.Sprintf("executing %g queued %g current %g app-queue %g outstanding %g | arrived %d calls %d rejected %d completed %d",
+		tr.ExecutingMax, tr.QueuedMax, tr.CurrentMax, tr.AppQueuedMax, tr.OutstandingMax, tr.Arrived, tr.Calls, tr.Rejected, tr.Completed)
+}
+
+func TestCountersForReal(t *testing.T) {
+	// ASP.NET: 2 admitted at once, one worker thread, a queue of 2: of
+	// five requests one runs, one waits for the thread, two wait in the
+	// queue, one is refused (model TestASPNetCountersStepTable).
+	web := model.Tier{Name: "web", Host: model.HostIISIntegrated, DotNet: "4.0", Cores: 8, CostMultiplier: 1,
+		Worker: model.Pool{Min: 1, Max: 1}, IO: model.Pool{Min: 100, Max: 100},
+		Admission: model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 2, QueueLimit: 2},
+		Steps:     []model.Step{waitFor(time.Second)}}
+	// WCF: MaxConcurrentCalls 2, four calls (model TestWCFCountersStepTable).
+	svc := model.Tier{Name: "svc", Cores: 8, CostMultiplier: 1,
+		Worker: model.Pool{Min: 100, Max: 100}, IO: model.Pool{Min: 100, Max: 100},
+		WCF:   &model.WCF{MaxCalls: 2, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple},
+		Steps: []model.Step{waitFor(time.Second)}}
+	for _, c := range []struct {
+		name  string
+		top   *model.Topology
+		table string
+	}{
+		{"aspnet", burst(5, 0, 6*time.Second, web), "0/rejected 1 2 3 4"},
+		{"wcf", burst(4, 0, 4*time.Second, svc), "1 1 2 2"},
+	} {
+		s, r := table(t, c.name, c.top, c.table, Options{})
+		if r == nil {
+			continue
+		}
+		if g, w := counterSummary(r.Tiers[0]), counterSummary(s.Tiers[0]); g != w {
+			t.Errorf("%s: real counters\n got  %s\n want %s", c.name, g, w)
+		}
+		// Every request that ran took about a second (50 ms of real time).
+		if d := r.Tiers[0].ExecTimeMean; d < 0.9 || d > 1.2 {
+			t.Errorf("%s: Request Execution Time mean %.3f s, want ≈1", c.name, d)
+		}
+	}
+}
