@@ -206,9 +206,9 @@ type call struct {
 	holdConn  bool
 	holdCore  bool          // CPUFCFS caller: holds one of its tier's cores
 	cpuNeed   time.Duration // CPUFCFS caller: the demand to run on it
-	free      bool // on the free list
-	keep      bool // never recycle: a stale event may still arrive
-	lane      int  // the connection held, in a per-connection pool
+	free      bool          // on the free list
+	keep      bool          // never recycle: a stale event may still arrive
+	lane      int           // the connection held, in a per-connection pool
 	server    *job
 	handshake time.Duration
 	newProxy  bool // this attempt created its proxy

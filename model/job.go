@@ -43,9 +43,9 @@ type job struct {
 	inTier, isExec, inOp bool
 	execAt, opAt         sim.Time
 	waited               time.Duration
-	thread                                                                *threadPool
-	locks                                                                 []int
-	extraCPU                                                              time.Duration
+	thread               *threadPool
+	locks                []int
+	extraCPU             time.Duration
 
 	arrived, started, phaseAt sim.Time
 	gen                       uint32 // bumped when the job is recycled

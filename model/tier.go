@@ -44,11 +44,11 @@ type tierRT struct {
 	// levels (docs/counters.md): lvQueued counts the requests not yet
 	// executing, lvAppQ the admission queue alone, lvCur both queued and
 	// executing, lvOut the operations in progress.
-	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU level
+	lvExec, lvQueued, lvOut, lvBusy, lvThreads, lvTQ, lvMem, lvCPU     level
 	lvCur, lvAppQ, lvPipe, lvInst, lvWBusy, lvWorkers, lvIOBusy, lvIOs level
-	cpuInt                                                         integ
-	completed, rejected, aborted                                   int64
-	wasted                                                         time.Duration
+	cpuInt                                                             integ
+	completed, rejected, aborted                                       int64
+	wasted                                                             time.Duration
 
 	// Durations and counts: i* since the last sample, m* since warm-up,
 	// tot* since the start (PerfMon's raw counters).

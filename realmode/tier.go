@@ -494,9 +494,9 @@ type job struct {
 
 	// The counters (model job): real instants of arrival, of the start of
 	// execution and of the operation; whether it ever queued.
-	arrived, execAt, opAt       time.Duration
-	inTier, isExec, inOp        bool
-	queued, threadRejected      bool
+	arrived, execAt, opAt  time.Duration
+	inTier, isExec, inOp   bool
+	queued, threadRejected bool
 
 	workerW                                                  *waiter
 	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
