@@ -265,7 +265,7 @@ func (c *crossRun) semantic() []string {
 func judge(s, ns, r *results.Run, n noise, scale float64) []verdict {
 	tol := DefaultTolerances.ForScale(scale)
 	a, b := Compare(s, r, tol), Compare(ns, r, tol)
-	widen := 2 * n.stalledFrac()
+	widen := 2 * min(n.stalledFrac(), maxStalled) // a busy run is judged, its own stalls not excused beyond this
 	tail := n.MaxLate.Seconds() / scale // a stall delays what is due in it by up to its length
 	var out []verdict
 	for i, x := range a.Rows {

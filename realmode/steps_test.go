@@ -207,6 +207,7 @@ func tableFloor(n noise, scale float64) float64 {
 }
 
 func TestStepConnectionLimitHandOffAndTimeout(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// Limit 2, service 1 s, client timeout 2.5 s: requests 3–4 get the
 	// freed connections at 1 s, 5 gets one at 2 s and times out at 2.5 s
 	// while the back end goes on until 3 s (orphaned work).
@@ -225,24 +226,28 @@ func TestStepConnectionLimitHandOffAndTimeout(t *testing.T) {
 }
 
 func TestStepConnectionWaitCountsAgainstTimeout(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	be := tier("be", 8, waitFor(time.Second))
 	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1}, Timeout: 1500 * time.Millisecond}))
 	table(t, "conn wait", burst(2, 0, 3*time.Second, fe, be), "1 1.5/timed_out", Options{})
 }
 
 func TestStepMaxPendingRejects(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	be := tier("be", 8, waitFor(time.Second))
 	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1, MaxPending: 1}}))
 	table(t, "max pending", burst(3, 0, 3*time.Second, fe, be), "0/rejected 1 2", Options{})
 }
 
 func TestStepConnectionWaitTimeoutFails(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	be := tier("be", 8, waitFor(time.Second))
 	fe := tier("fe", 8, callStep(1, model.Call{Conn: model.Conn{Limit: 1, WaitTimeout: 500 * time.Millisecond}}))
 	table(t, "wait timeout", burst(2, 0, 2*time.Second, fe, be), "0.5/failed 1", Options{})
 }
 
 func TestStepCLRThreadInjection(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// Min 2 threads, 10 requests each holding a thread 10 s: two start at
 	// once, then one more every 500 ms gate tick (model.ShouldInject).
 	be := tier("be", 8, waitFor(10*time.Second))
@@ -256,6 +261,7 @@ func TestStepCLRThreadInjection(t *testing.T) {
 }
 
 func TestStepClassicAdmission(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// 100 workers − 88 minFree = 12 executing; queue limit 5: of 20, 12
 	// run, 5 wait a round, 3 are refused (model.DecideClassic).
 	web := tier("web", 1, waitFor(time.Second))
@@ -272,6 +278,7 @@ func TestStepClassicAdmission(t *testing.T) {
 }
 
 func TestStepConcurrentAdmission(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	web := tier("web", 8, waitFor(time.Second))
 	web.Host = model.HostIISIntegrated
 	web.Admission = model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 2, QueueLimit: 4, CountExecuting: true}
@@ -279,6 +286,7 @@ func TestStepConcurrentAdmission(t *testing.T) {
 }
 
 func TestStepWCFCallThrottleOrphans(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	svc := tier("svc", 8, waitFor(time.Second))
 	svc.WCF = &model.WCF{MaxCalls: 2, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple}
 	s, r := table(t, "WCF throttle", burst(5, 1500*time.Millisecond, 4*time.Second, svc), "1 1 1.5/timed_out 1.5/timed_out 1.5/timed_out", Options{})
@@ -290,6 +298,7 @@ func TestStepWCFCallThrottleOrphans(t *testing.T) {
 }
 
 func TestStepInstancingConcurrency(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	cases := []struct {
 		inst model.Instancing
 		conc model.Concurrency
@@ -309,6 +318,7 @@ func TestStepInstancingConcurrency(t *testing.T) {
 }
 
 func TestStepSharedProxyWithoutOpen(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	for _, c := range []struct {
 		kind model.ProxyKind
 		want string
@@ -320,6 +330,7 @@ func TestStepSharedProxyWithoutOpen(t *testing.T) {
 }
 
 func TestStepSyncVersusAsync(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	for _, c := range []struct {
 		async bool
 		want  string
@@ -333,6 +344,7 @@ func TestStepSyncVersusAsync(t *testing.T) {
 }
 
 func TestStepTwoThreadsPerRequest(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	svc := tier("svc", 8, waitFor(time.Second))
 	svc.Host = model.HostIISIntegrated
 	svc.Admission = model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 100, QueueLimit: 5000, SyncModule: true}
@@ -351,6 +363,7 @@ func TestStepTwoThreadsPerRequest(t *testing.T) {
 }
 
 func TestStepExecutionTimeoutAborts(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// executionTimeout 110 s checked every 15 s from the first admission:
 	// a 200 s page is aborted at 120 s.
 	web := tier("web", 8, waitFor(200*time.Second))
@@ -364,6 +377,7 @@ func TestStepExecutionTimeoutAborts(t *testing.T) {
 }
 
 func TestStepRetriesAfterTimeout(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// 10 s service, 2 s timeout, 3 attempts 1 s apart: the last times out
 	// at 8 s; the service runs all three (orphans).
 	svc := tier("svc", 8, waitFor(10*time.Second))
@@ -376,11 +390,13 @@ func TestStepRetriesAfterTimeout(t *testing.T) {
 }
 
 func TestStepLock(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	svc := tier("svc", 8, model.Step{Kind: model.StepLock, Lock: 0}, waitFor(time.Second), model.Step{Kind: model.StepUnlock, Lock: 0}, waitFor(time.Second))
 	table(t, "lock", burst(3, 0, 5*time.Second, svc), "2 3 4", Options{})
 }
 
 func TestStepCPU(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// 2 cores, 4 demands of 1 s. Processor sharing (the model, and
 	// CPUSharing): all end at 2 s. Core permits (CPUCores): two end at
 	// 1 s, two at 2 s; the same mean.
@@ -394,6 +410,7 @@ func TestStepCPU(t *testing.T) {
 }
 
 func TestStepPerConnectionHeadOfLine(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// System.Net binds a waiting call to one connection (Conn.PerConnection)
 	// and it waits for that one even when the other frees first; a shared
 	// FIFO (Go's MaxConnsPerHost) gives it the first free connection. Six
@@ -421,6 +438,7 @@ func TestStepPerConnectionHeadOfLine(t *testing.T) {
 }
 
 func TestStepClientConnectedCheckDropsAbandonedQueued(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// Classic queue, 12 executing, 10 s pages, clients give up after 8 s:
 	// the 3 queued requests time out; dequeued at 10 s (more than 5 s in
 	// the queue, client gone), they are dropped unserved.
@@ -437,6 +455,7 @@ func TestStepClientConnectedCheckDropsAbandonedQueued(t *testing.T) {
 }
 
 func TestStepCLR2InjectionSlowsDown(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// SSCLI 2.0: a thread only once 500 ms × 1.1^(threads − min) has passed
 	// since the last, on 500 ms ticks: every other tick after the first.
 	// The first margin is 50 ms (550 ms needed, 500 ms between ticks), so
@@ -447,6 +466,7 @@ func TestStepCLR2InjectionSlowsDown(t *testing.T) {
 }
 
 func TestStepPerSessionSessionfulSerialisesPerProxy(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// netTcp-like sessionful binding, PerSession + Single: each user's own
 	// proxy is one session; users run in parallel. MaxSessions 2: the
 	// third user waits for a session that never frees and times out.
@@ -464,6 +484,7 @@ func TestStepPerSessionSessionfulSerialisesPerProxy(t *testing.T) {
 }
 
 func TestStepSessionWaitersDroppedWhenClientGone(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// MaxSessions 1 held by user 1's proxy; user 2 waits for a session and
 	// times out at 5 s: its unopened session leaves the queue.
 	svc := tier("svc", 8, waitFor(time.Second))
@@ -483,6 +504,7 @@ func TestStepSessionWaitersDroppedWhenClientGone(t *testing.T) {
 }
 
 func TestStepSessionfulProxies(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// Four users, a sessionful binding, one 1 s wait per call.
 	cases := []struct {
 		name  string
@@ -512,6 +534,7 @@ func TestStepSessionfulProxies(t *testing.T) {
 }
 
 func TestStepSessionReentrantReleasesDuringCalls(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// A shared sessionful proxy, PerSession: the session's instance lock
 	// is held across the 1 s back-end call with ConcurrencyMode Single
 	// (calls serialise), given back during it with Reentrant (only the
@@ -531,6 +554,7 @@ func TestStepSessionReentrantReleasesDuringCalls(t *testing.T) {
 }
 
 func TestStepSessionEndsWhenProxyCloses(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
 	// Pool-create proxies with no room in the pool are closed after their
 	// call: the client's close ends the session (no job in flight on it),
 	// so with MaxSessions 1 the second user's call opens one when the
