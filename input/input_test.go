@@ -219,3 +219,23 @@ func TestOpenLoads(t *testing.T) {
 		t.Errorf("bad.toml, allowed outside:\n%v", err)
 	}
 }
+
+// TestRepositoryExperiments: every experiment of the repository opens and
+// loads under the default Options.
+func TestRepositoryExperiments(t *testing.T) {
+	files, _ := filepath.Glob("../experiments/*.toml")
+	more, _ := filepath.Glob("../experiments/*/*.toml")
+	files = append(files, more...)
+	if len(files) == 0 {
+		t.Skip("no experiments")
+	}
+	for _, p := range files {
+		data, readFile, err := Open(p, Options{})
+		if err == nil {
+			_, err = format.LoadExperiment(p, data, readFile)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
