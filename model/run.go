@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -21,25 +22,55 @@ type Options struct {
 // an internal error, such as a broken conservation law; a topology from
 // Load is always runnable.
 func Run(top *Topology, opt Options) (*results.Run, error) {
+	return RunContext(context.Background(), top, opt)
+}
+
+// RunContext is Run, stopped by ctx: once ctx is done, the engine stops
+// within a few thousand events (see sim.Engine.Interrupt), about a
+// millisecond, and RunContext returns an *InterruptedError that wraps
+// ctx.Err() (errors.Is(err, context.Canceled) after a cancel) and no
+// result. A context that is never done costs nothing.
+func RunContext(ctx context.Context, top *Topology, opt Options) (*results.Run, error) {
 	warm := top.Warmup
 	if warm < 0 {
 		// Automatic warm-up: a pilot run with the same seed follows the
 		// same trajectory; MSER-5 on its per-interval mean response times
 		// picks the truncation point, and the real run resets there.
-		pilot, err := runOnce(top, opt, 0)
+		pilot, err := runOnce(ctx, top, opt, 0)
 		if err != nil {
 			return nil, err
 		}
 		warm = autoWarmup(pilot, top.SampleEvery)
 	}
-	return runOnce(top, opt, warm)
+	return runOnce(ctx, top, opt, warm)
 }
 
-func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run, err error) {
+// InterruptedError is the error of a run whose context was done before it
+// ended.
+type InterruptedError struct {
+	At     sim.Time // the virtual instant it stopped at
+	Events uint64   // the events it had executed
+	Err    error    // the context's error
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("model: run interrupted at %v of virtual time, after %d events: %v", e.At, e.Events, e.Err)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+func runOnce(ctx context.Context, top *Topology, opt Options, warmup time.Duration) (res *results.Run, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &InterruptedError{Err: err}
+	}
 	if opt.MaxPoints == 0 {
 		opt.MaxPoints = 20000
 	}
 	r := newRunner(top, opt, warmup)
+	if ctx.Done() != nil {
+		// Interrupt is the one Engine method safe from another goroutine.
+		defer context.AfterFunc(ctx, r.e.Interrupt)()
+	}
 	r.points.Max = opt.MaxPoints
 	r.start()
 	if top.Precision > 0 {
@@ -52,6 +83,9 @@ func runOnce(top *Topology, opt Options, warmup time.Duration) (res *results.Run
 		sim.RunPrecise(r.e, sim.PrecisionRule{RelHalfWidth: top.Precision, Level: 0.95, Check: check, Max: sim.Time(top.Duration)}, r.precise)
 	} else {
 		r.e.Run(sim.Time(top.Duration))
+	}
+	if r.e.Interrupted() {
+		return nil, &InterruptedError{At: r.e.Now(), Events: r.e.Events(), Err: ctx.Err()}
 	}
 	res = r.collect()
 	if !r.counts.Conserved() {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"testing"
@@ -413,19 +414,66 @@ func TestFromSeconds(t *testing.T) {
 }
 
 func BenchmarkCalendarHold(b *testing.B) {
-	// The classic "hold" model: a calendar of 10,000 pending events; each
-	// step pops the earliest and pushes a new one a random span later.
+	// The classic "hold" model: a calendar of n pending events; each step
+	// pops the earliest and pushes a new one a random span later. 2 is the
+	// size of M/M/1's calendar, 18 the reference pipeline's.
+	for _, n := range []int{2, 18, 100, 10000} {
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
+			e := New(1)
+			rng := e.Stream("bench")
+			h := &holdHandler{rng: rng}
+			for i := 0; i < n; i++ {
+				e.Schedule(time.Duration(rng.ExpFloat64()*1e9), ClassArrival, h, 0, nil)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e.Step(MaxTime)
+			}
+		})
+	}
+}
+
+// BenchmarkCalendarTimeouts is a request's worth of calendar work in a
+// closed system of 100 users: a deadline in a lane, cancelled when the
+// request completes (almost always), around a hold model of the other
+// events.
+func BenchmarkCalendarTimeouts(b *testing.B) {
 	e := New(1)
 	rng := e.Stream("bench")
-	h := &holdHandler{rng: rng}
-	for i := 0; i < 10000; i++ {
-		e.Schedule(time.Duration(rng.ExpFloat64()*1e9), ClassArrival, h, 0, nil)
+	h := &timeoutHandler{rng: rng, lane: e.NewLane(20*time.Second, ClassTimeout)}
+	for i := 0; i < 100; i++ {
+		h.start(e)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		e.Step(MaxTime)
 	}
+}
+
+type timeoutHandler struct {
+	rng  *Stream
+	lane *Lane
+}
+
+// timeoutReq is one request: its deadline's EventID.
+type timeoutReq struct{ deadline EventID }
+
+func (h *timeoutHandler) start(e *Engine) { h.restart(e, &timeoutReq{}) }
+
+func (h *timeoutHandler) restart(e *Engine, r *timeoutReq) {
+	r.deadline = h.lane.Schedule(h, 1, r)
+	e.Schedule(time.Duration(h.rng.ExpFloat64()*1e9), ClassCompletion, h, 0, r)
+}
+
+func (h *timeoutHandler) OnEvent(e *Engine, kind int32, arg any) {
+	if kind == 1 {
+		return // timed out (hardly ever): its completion still restarts it
+	}
+	r := arg.(*timeoutReq)
+	e.Cancel(r.deadline)
+	h.restart(e, r)
 }
 
 type holdHandler struct{ rng *Stream }

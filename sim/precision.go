@@ -34,7 +34,8 @@ type PrecisionRule struct {
 // bm.Add as the run goes, or until rule.Max. It advances the clock a Check at
 // a time with e.Run, so events at the stop instant have all run, and tests
 // the rule after each step. It returns the instant it stopped at and whether
-// the precision target was met; if the model calls e.Stop, it returns then.
+// the precision target was met; if the model calls e.Stop, or the engine is
+// interrupted, it returns then.
 //
 // A stopping rule makes the run length random, which biases the interval
 // slightly (it tends to stop when the spread happens to look small); read the
@@ -59,6 +60,9 @@ func RunPrecise(e *Engine, rule PrecisionRule, bm *BatchMeans) (stoppedAt Time, 
 	for e.Now() < rule.Max {
 		next := min(e.Now().Add(rule.Check), rule.Max)
 		e.Run(next)
+		if e.Interrupted() {
+			return e.Now(), false
+		}
 		if met() {
 			return e.Now(), true
 		}
