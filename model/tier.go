@@ -216,6 +216,9 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 	r := results.Tier{
 		Name:             t.spec.Name,
 		Cores:            t.spec.Cores,
+		Host:             t.spec.Host.String(),
+		DotNet:           t.spec.DotNet,
+		WCF:              t.wcf,
 		CPUUtil:          t.lvCPU.Mean(now) / float64(t.spec.Cores),
 		ExecutingMean:    t.lvExec.Mean(now),
 		ExecutingMax:     t.lvExec.Max(now),

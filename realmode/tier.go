@@ -312,6 +312,9 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	r := results.Tier{
 		Name:             t.spec.Name,
 		Cores:            t.spec.Cores,
+		Host:             t.spec.Host.String(),
+		DotNet:           t.spec.DotNet,
+		WCF:              t.wcf,
 		CPUUtil:          cpuM / float64(max(t.spec.Cores, 1)),
 		ExecutingMean:    exM,
 		ExecutingMax:     exX,

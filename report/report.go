@@ -67,6 +67,8 @@ type summaryJSON struct {
 	Replications     int      `json:"replications"`
 	ReplicationSeeds []uint64 `json:"replication_seeds"`
 	Mode             string   `json:"mode"`
+	// Counting says which requests the counts, rates and latencies cover.
+	Counting string `json:"counting"`
 	// Complete is false when the run was interrupted; the missing
 	// scenarios are then absent from variants and points.
 	Complete  bool            `json:"complete"`
@@ -82,6 +84,14 @@ type sweepAxisJSON struct {
 	Values []string `json:"values"`
 }
 
+// countingNote is summary.json's "counting": the period every count, rate
+// and latency covers (results.Counts).
+const countingNote = "requests, rates, latencies and the tiers' and calls' counters cover the measured period, after warmup_s: " +
+	"requests.generated were generated in it, requests.in_flight_at_warmup were under way when it began, " +
+	"completed, timed_out, rejected and failed ended in it, in_flight were under way at its end " +
+	"(generated + in_flight_at_warmup = completed + timed_out + rejected + failed + in_flight); " +
+	"first_timeout_s and the time series cover the whole run"
+
 // SummaryJSON renders summary.json. Only the finished scenarios are
 // written; there is at least one.
 func SummaryJSON(r *results.Experiment) ([]byte, error) {
@@ -94,6 +104,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		Replications:     r.Replications,
 		ReplicationSeeds: r.ReplicationSeeds,
 		Mode:             r.Mode,
+		Counting:         countingNote,
 		Complete:         r.Complete(),
 		Scenarios:        len(r.Scenarios),
 		Sweep:            []sweepAxisJSON{},
@@ -195,15 +206,53 @@ func SummaryCSV(r *results.Experiment) ([]byte, error) {
 	return b.Bytes(), w.Error()
 }
 
+// timeseriesColumns are timeseries.csv's counter columns, in order, and how
+// each is read from a sample; perfmon.csv's counters name theirs
+// (PerfmonColumn.Column). docs/counters.md defines them.
+var timeseriesColumns = []struct {
+	name string
+	get  func(results.TierSample) float64
+}{
+	{"requests_executing", func(s results.TierSample) float64 { return s.Executing }},
+	{"requests_queued", func(s results.TierSample) float64 { return s.Queued }},
+	{"calls_outstanding", func(s results.TierSample) float64 { return s.Outstanding }},
+	{"threads_busy", func(s results.TierSample) float64 { return s.ThreadsBusy }},
+	{"threads", func(s results.TierSample) float64 { return s.Threads }},
+	{"thread_queue", func(s results.TierSample) float64 { return s.ThreadQueue }},
+	{"connections_in_use", func(s results.TierSample) float64 { return s.ConnsInUse }},
+	{"connections_waiting", func(s results.TierSample) float64 { return s.ConnsWaiting }},
+	{"cpu_percent", func(s results.TierSample) float64 { return s.CPU }},
+	{"memory_mb", func(s results.TierSample) float64 { return s.MemoryMB }},
+	{"requests_current", func(s results.TierSample) float64 { return s.Current }},
+	{"requests_in_application_queue", func(s results.TierSample) float64 { return s.AppQueued }},
+	{"pipeline_instance_count", func(s results.TierSample) float64 { return s.Pipelines }},
+	{"instances", func(s results.TierSample) float64 { return s.Instances }},
+	{"worker_threads_busy", func(s results.TierSample) float64 { return s.WorkerBusy }},
+	{"worker_threads", func(s results.TierSample) float64 { return s.Workers }},
+	{"io_threads_busy", func(s results.TierSample) float64 { return s.IOBusy }},
+	{"io_threads", func(s results.TierSample) float64 { return s.IOThreads }},
+	{"requests_per_s", func(s results.TierSample) float64 { return s.RequestsPerS }},
+	{"calls_per_s", func(s results.TierSample) float64 { return s.CallsPerS }},
+	{"request_execution_time_ms", func(s results.TierSample) float64 { return s.ExecTimeMS }},
+	{"request_execution_time_max_ms", func(s results.TierSample) float64 { return s.ExecTimeMaxMS }},
+	{"request_wait_time_ms", func(s results.TierSample) float64 { return s.WaitTimeMS }},
+	{"request_wait_time_max_ms", func(s results.TierSample) float64 { return s.WaitTimeMaxMS }},
+	{"calls_duration_s", func(s results.TierSample) float64 { return s.CallDuration }},
+	{"calls_duration_max_s", func(s results.TierSample) float64 { return s.CallDurationMax }},
+	{"calls", func(s results.TierSample) float64 { return s.Calls }},
+	{"requests_rejected", func(s results.TierSample) float64 { return s.RequestsRejected }},
+}
+
 // TimeseriesCSV renders timeseries.csv: each variant's counters per tier
 // at every sampling instant of its first replication. Sweeps have none.
 func TimeseriesCSV(r *results.Experiment) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	if err := w.Write([]string{"variant", "t_s", "tier",
-		"requests_executing", "requests_queued", "calls_outstanding",
-		"threads_busy", "threads", "thread_queue",
-		"connections_in_use", "connections_waiting", "cpu_percent", "memory_mb"}); err != nil {
+	head := []string{"variant", "t_s", "tier"}
+	for _, c := range timeseriesColumns {
+		head = append(head, c.name)
+	}
+	if err := w.Write(head); err != nil {
 		return nil, err
 	}
 	for _, sc := range r.Done() {
@@ -217,10 +266,11 @@ func TimeseriesCSV(r *results.Experiment) ([]byte, error) {
 				if i < len(names) {
 					name = names[i]
 				}
-				if err := w.Write([]string{sc.Variant, csvFloat(s.T), name,
-					csvFloat(t.Executing), csvFloat(t.Queued), csvFloat(t.Outstanding),
-					csvFloat(t.ThreadsBusy), csvFloat(t.Threads), csvFloat(t.ThreadQueue),
-					csvFloat(t.ConnsInUse), csvFloat(t.ConnsWaiting), csvFloat(t.CPU), csvFloat(t.MemoryMB)}); err != nil {
+				row := []string{sc.Variant, csvFloat(s.T), name}
+				for _, c := range timeseriesColumns {
+					row = append(row, csvFloat(c.get(t)))
+				}
+				if err := w.Write(row); err != nil {
 					return nil, err
 				}
 			}
@@ -248,7 +298,7 @@ func WriteFigure(dir, name string, fig *plots.Figure) (string, error) {
 // those a run does not write again are removed so that no stale picture
 // outlives the run it came from.
 var OutputFiles = []string{
-	"summary.json", "summary.csv", "timeseries.csv",
+	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
 	"counters.png", "latency.png", "latency-cdf.png",
 	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
 }
@@ -263,7 +313,7 @@ type output struct {
 // writes none, All every kind.
 type Outputs struct {
 	JSON bool // summary.json
-	CSV  bool // summary.csv, timeseries.csv
+	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
 	PNG  bool // the pictures
 }
 
@@ -319,6 +369,10 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 		if !r.IsSweep() {
 			b, err = TimeseriesCSV(r)
 			if err := add("timeseries.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+			b, err = PerfmonCSV(r)
+			if err := add("perfmon.csv", b, err); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -708,17 +762,31 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	return nil
 }
 
+// PrintTiers prints two tables of a variant's tiers: the levels a PerfMon
+// capture shows (mean / max over the measured period), and each tier's
+// rates and durations. A dash marks a counter the tier does not have:
+// pipelines outside ASP.NET, calls outside WCF (docs/counters.md).
 func PrintTiers(w io.Writer, tiers []results.Tier) error {
-	t := NewTable(w, 1, "tier", "cores", "CPU %", "executing", "queued", "threads busy", "calls outstanding", "wasted CPU s")
+	t := NewTable(w, 1, "tier", "cores", "CPU %", "executing", "queued", "pipelines", "calls outst.",
+		"worker busy", "I/O busy", "wasted CPU s")
 	for _, x := range tiers {
+		pipes, calls := "–", "–"
+		if aspnetHost(x.Host) {
+			pipes = MeanMax(x.PipelinesMean, x.PipelinesMax)
+		}
+		if x.WCF {
+			calls = MeanMax(x.OutstandingMean, x.OutstandingMax)
+		}
 		err := t.Append([]string{
 			x.Name,
 			strconv.Itoa(x.Cores),
 			FmtFixed(100*x.CPUUtil, 1),
 			MeanMax(x.ExecutingMean, x.ExecutingMax),
 			MeanMax(x.QueuedMean, x.QueuedMax),
-			MeanMax(x.ThreadsBusyMean, x.ThreadsBusyMax),
-			MeanMax(x.OutstandingMean, x.OutstandingMax),
+			pipes,
+			calls,
+			MeanMax(x.WorkerBusyMean, x.WorkerBusyMax),
+			MeanMax(x.IOBusyMean, x.IOBusyMax),
 			FmtFixed(x.WastedCPUSeconds, 1),
 		})
 		if err != nil {
@@ -729,6 +797,31 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 		return err
 	}
 	fmt.Fprintln(w, "  (mean / max over the measured period)")
+	fmt.Fprintln(w)
+	t = NewTable(w, 1, "tier", "requests/s", "wait time", "execution time", "calls duration",
+		"response p50 / p99", "P(wait)")
+	pair := func(a, b float64) string { return FmtLatency(a) + " / " + FmtLatency(b) }
+	for _, x := range tiers {
+		wait, exec, calls, resp, pw := "–", "–", "–", "–", "–"
+		if x.Arrived > 0 || x.Completed > 0 {
+			wait, exec = pair(x.WaitTimeMean, x.WaitTimeMax), pair(x.ExecTimeMean, x.ExecTimeMax)
+		}
+		if x.WCF && x.Calls > 0 {
+			calls = pair(x.CallDurationMean, x.CallDurationMax)
+		}
+		if x.Completed > 0 {
+			resp, pw = pair(x.ResponseP50, x.ResponseP99), FmtPercent(x.PWait)
+		}
+		err := t.Append([]string{x.Name, FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  (arrivals per second; Request Wait Time, Request Execution Time and Calls Duration, mean / max;")
+	fmt.Fprintln(w, "   the response time at the tier of the requests it completed, and the share of them that queued)")
 	return nil
 }
 

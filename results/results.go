@@ -77,8 +77,15 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 // first step to the last, after the message was decoded and before the
 // reply is encoded.
 type Tier struct {
-	Name    string  `json:"name"`
-	Cores   int     `json:"cores"`
+	Name  string `json:"name"`
+	Cores int    `json:"cores"`
+	// What names the tier's PerfMon counters: how it is hosted (a
+	// model.HostKind name: "self", "aspnet-classic", "iis-integrated",
+	// "threads"), its .NET version ("" when not .NET) and whether it is a
+	// WCF service.
+	Host    string  `json:"host"`
+	DotNet  string  `json:"dotnet,omitempty"`
+	WCF     bool    `json:"wcf"`
 	CPUUtil float64 `json:"cpu_utilisation"` // Processor(_Total)\% Processor Time / 100
 
 	// Levels.
@@ -317,7 +324,8 @@ func MeanTiers(runs [][]Tier) []Tier {
 	n := float64(len(runs))
 	for i := range out {
 		t := &out[i]
-		t.Name, t.Cores = runs[0][i].Name, runs[0][i].Cores
+		f := &runs[0][i]
+		t.Name, t.Cores, t.Host, t.DotNet, t.WCF = f.Name, f.Cores, f.Host, f.DotNet, f.WCF
 		var served, arrived, called float64
 		for _, r := range runs {
 			if i >= len(r) {
