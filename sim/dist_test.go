@@ -477,10 +477,10 @@ func TestEmpirical(t *testing.T) {
 
 	// Errors inside the file name it and the line, and don't list the forms.
 	for _, c := range []struct{ in, want string }{
-		{"empirical(bad.csv)", `bad distribution "empirical(bad.csv)": bad.csv:4: "abc" is not a duration`},
-		{"empirical(neg.csv)", `neg.csv:2: negative duration "-2ms"`},
-		{"empirical(neghdr.csv)", `neghdr.csv:1: negative duration "-1ms"`},
-		{"empirical(late.csv)", `late.csv:2: "latency" is not a duration`},
+		{"empirical(bad.csv)", `bad distribution "empirical(bad.csv)": bad.csv:4: bad sample: not a span`},
+		{"empirical(neg.csv)", `neg.csv:2: bad sample: a negative span`},
+		{"empirical(neghdr.csv)", `neghdr.csv:1: bad sample: a negative span`},
+		{"empirical(late.csv)", `late.csv:2: bad sample: not a span`},
 		{"empirical(empty.csv)", "empty.csv: no samples"},
 		{"empirical(hdronly)", "hdronly: no samples"},
 		{"empirical(missing.csv)", "reading missing.csv: open missing.csv: file does not exist"},
