@@ -264,3 +264,23 @@ func TestCountsCoverTheMeasuredPeriod(t *testing.T) {
 		t.Errorf("tier arrived %d (0 after warm-up), completed %d (5)", res.Tiers[0].Arrived, res.Tiers[0].Completed)
 	}
 }
+
+func TestWaitingForAThreadIsQueued(t *testing.T) {
+	// A plain process with one thread and no admission limit: of three
+	// requests one runs and two wait for the thread. They are queued, as
+	// ASP.NET counts a request waiting for a thread pool thread, not
+	// executing (the artefact read 3 executing, 0 queued).
+	svc := tier("svc", wait(time.Second))
+	svc.Worker = Pool{Min: 1, Max: 1}
+	got, res := outcomes(t, burst(3, 0, svc))
+	expect(t, "latencies", got, "1 2 3")
+	checkRows(t, res, 0, []row{
+		// executing queued current | thread queue | wait ms (mean/max)
+		{300, "1 2 3 | 2 | 0/0"},
+		{301, "1 1 2 | 1 | 1000/1000"},
+		{302, "1 0 1 | 0 | 2000/2000"},
+		{303, "0 0 0 | 0 | 0/0"},
+	}, func(s results.TierSample) string {
+		return fmt.Sprintf("%g %g %g | %g | %g/%g", s.Executing, s.Queued, s.Current, s.ThreadQueue, s.WaitTimeMS, s.WaitTimeMaxMS)
+	})
+}
