@@ -12,28 +12,46 @@ import (
 // Result is the outcome of one benchmark run.
 type Result struct {
 	Model    string
-	Requests uint64  // customers (mm1) or generated requests (pipeline)
-	Events   uint64  // engine events executed
-	WallS    float64 // wall-clock seconds of the simulation proper (building the model excluded)
+	Requests uint64 // customers (mm1) or generated requests (the others)
+	Events   uint64 // engine events executed
+	// LoadS is the wall-clock seconds spent loading and resolving the
+	// model (parsing its TOML, building each scenario's topology); 0 for
+	// mm1, which is built in Go.
+	LoadS float64
+	// WallS is the wall-clock seconds of the simulation proper: model.Run
+	// (or, for mm1, the engine's Run), loading excluded. A regression in the
+	// engine or the model shows here, one in the loader in LoadS.
+	WallS float64
 	// MeanResponseS is the mean response time of completed requests in
 	// simulated seconds, a sanity check against theory (mm1: 1/(μ−λ) =
-	// 10 s; pipeline: N/X − Z = 6.5 s).
+	// 10 s; pipeline: N/X − Z = 6.5 s); of the first scenario when a
+	// model has several.
 	MeanResponseS float64
 }
 
-// RequestsPerS returns requests per wall-clock second.
+// RequestsPerS returns requests per wall-clock second of simulation.
 func (r Result) RequestsPerS() float64 { return float64(r.Requests) / r.WallS }
 
-// EventsPerS returns engine events per wall-clock second.
+// EventsPerS returns engine events per wall-clock second of simulation.
 func (r Result) EventsPerS() float64 { return float64(r.Events) / r.WallS }
 
-// models lists the benchmarks in the order Models reports them.
+// models lists the benchmarks in the order Models reports them: the two
+// reference models first (bench/simpy and ../shared/reference/desgo
+// implement them too), then whole runs of loading and simulating longer or
+// richer systems, so that a regression that only shows at length (the
+// calendar growing with a long run) or in the .NET throttles is visible.
 var models = []struct {
 	name string
 	run  func() (Result, error)
 }{
 	{"mm1", func() (Result, error) { return runMM1(mm1Customers, 1), nil }},
 	{"pipeline", func() (Result, error) { return runPipeline(1) }},
+	{"pipeline-10h", func() (Result, error) {
+		return RunExperiment("pipeline-10h", []byte("topology = \"pipeline\"\nduration = \"10h\"\n"), nil)
+	}},
+	{"crack-throttling", func() (Result, error) {
+		return RunExperiment("crack-throttling", []byte("topology = \"crack-throttling\"\n"), nil)
+	}},
 }
 
 // Models returns the names of the benchmark models.
@@ -53,6 +71,41 @@ func Run(name string) (Result, error) {
 		}
 	}
 	return Result{}, fmt.Errorf("bench: unknown model %q (have %v)", name, Models())
+}
+
+// RunExperiment loads an experiment file (name is its name in messages,
+// readFile as for format.LoadExperiment) and runs each of its scenarios
+// once, with the experiment's seed, as the first replication of `tsim run`
+// would; it measures the loading (LoadS) and the simulation (WallS)
+// apart and sums requests and events over the scenarios.
+func RunExperiment(name string, data []byte, readFile func(string) ([]byte, error)) (Result, error) {
+	r := Result{Model: name}
+	start := time.Now()
+	x, err := format.LoadExperiment(name, data, readFile)
+	r.LoadS += time.Since(start).Seconds()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	for i := range x.NumScenarios() {
+		start := time.Now()
+		sc, err := x.Scenario(i)
+		r.LoadS += time.Since(start).Seconds()
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %w", err)
+		}
+		start = time.Now()
+		res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+		r.WallS += time.Since(start).Seconds()
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %s: scenario %d: %w", name, i, err)
+		}
+		r.Requests += uint64(res.Requests.Generated)
+		r.Events += res.Events
+		if i == 0 {
+			r.MeanResponseS = res.Latency.Mean
+		}
+	}
+	return r, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -165,32 +218,27 @@ func runMM1(n uint64, seed uint64) Result {
 // ---------------------------------------------------------------------------
 // pipeline
 
-// pipelineTopology returns the reference pipeline, loaded from the named
-// topology "pipeline" (topologies/pipeline.toml, which
-// experiments/pipeline.toml uses too): 100 users, think exp(1s); a front
-// end with 96 threads calls the back end through 2 connections; the back
-// end uses a CPU for exp(50ms), then waits exp(100ms); users give up after
-// 20 s; 3,600 simulated seconds.
-func pipelineTopology() (*model.Topology, error) {
-	x, err := format.LoadExperiment("pipeline", []byte(`topology = "pipeline"`), nil)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := x.Scenario(0)
-	if err != nil {
-		return nil, err
-	}
-	return &sc.Topology, nil
-}
+// pipelineText is the reference pipeline, the named topology "pipeline"
+// (topologies/pipeline.toml, which experiments/pipeline.toml uses too): 100
+// users, think exp(1s); a front end with 96 threads calls the back end
+// through 2 connections; the back end uses a CPU for exp(50ms), then waits
+// exp(100ms); users give up after 20 s; 3,600 simulated seconds.
+const pipelineText = `topology = "pipeline"`
 
-// runPipeline runs the reference pipeline (20 s timeout, 3,600 s) once.
+// runPipeline runs the reference pipeline once.
 func runPipeline(seed uint64) (Result, error) {
-	top, err := pipelineTopology()
+	start := time.Now()
+	x, err := format.LoadExperiment("pipeline", []byte(pipelineText), nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: pipeline: %w", err)
 	}
-	start := time.Now()
-	res, err := model.Run(top, model.Options{Seed: seed})
+	sc, err := x.Scenario(0)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: pipeline: %w", err)
+	}
+	load := time.Since(start).Seconds()
+	start = time.Now()
+	res, err := model.Run(&sc.Topology, model.Options{Seed: seed})
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: pipeline: %w", err)
@@ -199,6 +247,7 @@ func runPipeline(seed uint64) (Result, error) {
 		Model:         "pipeline",
 		Requests:      uint64(res.Requests.Generated),
 		Events:        res.Events,
+		LoadS:         load,
 		WallS:         wall,
 		MeanResponseS: res.Latency.Mean,
 	}, nil

@@ -2,7 +2,10 @@ package bench
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +13,7 @@ import (
 )
 
 func TestModels(t *testing.T) {
-	if got := Models(); !slices.Equal(got, []string{"mm1", "pipeline"}) {
+	if got := Models(); !slices.Equal(got, []string{"mm1", "pipeline", "pipeline-10h", "crack-throttling"}) {
 		t.Fatalf("Models() = %v", got)
 	}
 	if _, err := Run("nope"); err == nil {
@@ -70,10 +73,12 @@ func BenchmarkMM1(b *testing.B) {
 }
 
 // BenchmarkPipeline runs the whole 3,600 s reference pipeline per op and
-// reports the cost per generated request.
+// reports the cost per generated request, and the simulation's and the
+// loading's shares of an op apart.
 func BenchmarkPipeline(b *testing.B) {
 	b.ReportAllocs()
 	var requests, events uint64
+	var sim, load float64
 	for b.Loop() {
 		r, err := runPipeline(1)
 		if err != nil {
@@ -81,9 +86,73 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		requests += r.Requests
 		events += r.Events
+		sim += r.WallS
+		load += r.LoadS
 	}
-	ns := float64(b.Elapsed().Nanoseconds())
-	b.ReportMetric(ns/float64(requests), "ns/request")
-	b.ReportMetric(float64(requests)/ns*1e9, "requests/s")
+	reportRun(b, requests, events, sim, load)
+}
+
+func reportRun(b *testing.B, requests, events uint64, sim, load float64) {
+	n := float64(b.N)
+	b.ReportMetric(sim*1e9/float64(requests), "sim-ns/request")
+	b.ReportMetric(sim*1e9/float64(events), "sim-ns/event")
 	b.ReportMetric(float64(events)/float64(requests), "events/request")
+	b.ReportMetric(sim/n, "sim-s/op")
+	b.ReportMetric(load/n, "load-s/op")
+}
+
+// BenchmarkModels runs each model of Models but mm1 (BenchmarkMM1's) as
+// `tsim bench --model` does.
+func BenchmarkModels(b *testing.B) {
+	for _, name := range Models()[1:] {
+		b.Run(name, func(b *testing.B) {
+			var requests, events uint64
+			var sim, load float64
+			for b.Loop() {
+				r, err := Run(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				requests, events, sim, load = requests+r.Requests, events+r.Events, sim+r.WallS, load+r.LoadS
+			}
+			reportRun(b, requests, events, sim, load)
+		})
+	}
+}
+
+// BenchmarkExperiments loads and simulates each shipped experiment
+// (experiments/*.toml), every scenario once, per op: the whole of a `tsim
+// run` but for the replications and the output files. sim-s/op is the
+// simulation, load-s/op the loading; a regression in either shows apart.
+func BenchmarkExperiments(b *testing.B) {
+	const dir = "../experiments"
+	paths, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("no experiments in %s: %v", dir, err)
+	}
+	readFile := func(name string) ([]byte, error) {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return os.ReadFile(name)
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".toml")
+		b.Run(name, func(b *testing.B) {
+			var requests, events uint64
+			var sim, load float64
+			for b.Loop() {
+				r, err := RunExperiment(path, data, readFile)
+				if err != nil {
+					b.Fatal(err)
+				}
+				requests, events, sim, load = requests+r.Requests, events+r.Events, sim+r.WallS, load+r.LoadS
+			}
+			reportRun(b, requests, events, sim, load)
+		})
+	}
 }
