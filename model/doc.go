@@ -11,7 +11,9 @@
 // in flight, and Run checks that the counts add up to the number generated.
 //
 // Admission and throttle decisions are plain functions of state (admit.go),
-// so the real executor can share them.
+// so the real executor can share them; so are the pieces of the PerfMon
+// counters both report (counters.go: DurationStat, the HttpApplication pool
+// behind Pipeline Instance Count). docs/counters.md defines every counter.
 //
 // Package model imports sim, results and the standard library (never format,
 // the experiment files' reader, which builds on it); it never calls

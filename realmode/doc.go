@@ -145,6 +145,17 @@
 // hops on 2.1 ms of real time; give such files a larger Budget or
 // TimeScale.
 //
+// # Counters
+//
+// The tiers' counters (docs/counters.md) are counted at the same points of
+// a request's life as the model's: queued until it executes (on its worker
+// thread on an ASP.NET host, on its handler thread elsewhere), its
+// operation from the first step to the last, Pipeline Instance Count by
+// the model's AppPool on simulated time. Durations are real spans in
+// simulated units. P(wait) counts a request that had to join a queue
+// (a semaphore's, a pool's or the admission queue); an FCFS core's queue
+// is not counted there.
+//
 // # Not supported
 //
 // Precision-based stopping is not done: the run lasts its Duration.
