@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/analysis"
+	"github.com/tsim-dev/tsim/input"
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/internal/atomicio"
@@ -29,8 +30,12 @@ type Experiment struct {
 // (topologies given as paths, empirical distributions) are read relative
 // to the file's directory. The error, if any, names the file and line of
 // every problem found.
+//
+// Reading is bounded and confined: the experiment and the files it names
+// must be regular files within the limits of package input, and named
+// files must lie inside the experiment's folder.
 func Load(path string) (*Experiment, error) {
-	x, src, err := runner.LoadSourcesFrom(path)
+	x, src, err := runner.LoadSourcesFrom(path, input.Options{})
 	if err != nil {
 		return nil, err
 	}

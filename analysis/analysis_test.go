@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -28,7 +29,7 @@ func load(t *testing.T, name, src string) *format.Experiment {
 // next, which cmd/tsim's TestExplainCrack finds in the words.
 func TestExplainCrackTyped(t *testing.T) {
 	const path = "../experiments/crack-throttling.toml"
-	x, err := runner.LoadFile(path)
+	x, err := runner.LoadFile(path, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

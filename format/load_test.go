@@ -235,7 +235,7 @@ func TestVariantsAndSweep(t *testing.T) {
 		}
 		v, cores, users := i/8, []int{2, 4}[i%8/4], 10*(i%4+1)
 		if sc.Index != i || sc.Variant != x.Variants[v] ||
-			!reflect.DeepEqual(sc.Params, []Param{{"tier.web.cores", []string{"2", "4"}[i%8/4]}, {"load.users", []string{"10", "20", "30", "40"}[i%4]}}) {
+			!reflect.DeepEqual(sc.Params, []Param{{Key: "tier.web.cores", Value: []string{"2", "4"}[i%8/4]}, {Key: "load.users", Value: []string{"10", "20", "30", "40"}[i%4]}}) {
 			t.Errorf("scenario %d: %+v", i, sc)
 		}
 		web := sc.Topology.Tiers[0]

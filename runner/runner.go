@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/realmode"
@@ -123,6 +124,7 @@ type Overrides struct {
 	Shard   Shard
 	OutDir  string // results go to OutDir/<file stem>
 	Workers int
+	Input   input.Options // limits and confinement of the files read
 }
 
 // PlanFiles loads every file and returns its plan, or every problem found:
@@ -132,7 +134,7 @@ func PlanFiles(files []string, o Overrides) ([]*Plan, []error) {
 	var plans []*Plan
 	var errs []error
 	for _, f := range files {
-		x, src, err := LoadSourcesFrom(f)
+		x, src, err := LoadSourcesFrom(f, o.Input)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -1144,28 +1146,26 @@ func Replay(g *ShardGroup, s Sink) error {
 // LoadFile reads and loads one experiment file. Files it refers to
 // (topologies given as paths, empirical distributions) are read relative to
 // the experiment file's directory.
-func LoadFile(path string) (*format.Experiment, error) {
-	x, _, err := LoadSourcesFrom(path)
+func LoadFile(path string, opt input.Options) (*format.Experiment, error) {
+	x, _, err := LoadSourcesFrom(path, opt)
 	return x, err
 }
 
 // LoadSourcesFrom loads an experiment file and returns, besides, the
 // file and every file it read, as they were read: a shard carries them so
-// that merge can load the same experiment without them.
-func LoadSourcesFrom(path string) (*format.Experiment, []SourceFile, error) {
-	data, err := os.ReadFile(path)
+// that merge can load the same experiment without them. Reading is
+// bounded and confined as package input says: only regular files, within
+// the size limits, named inside the experiment's folder unless
+// opt.AllowOutside.
+func LoadSourcesFrom(path string, opt input.Options) (*format.Experiment, []SourceFile, error) {
+	data, read, err := input.Open(path, opt)
 	if err != nil {
 		return nil, nil, err
 	}
 	var mu sync.Mutex // scenarios may be resolved from several goroutines
 	src := []SourceFile{{Name: filepath.ToSlash(path), Content: string(data)}}
-	dir := filepath.Dir(path)
 	readFile := func(name string) ([]byte, error) {
-		full := name
-		if !filepath.IsAbs(full) {
-			full = filepath.Join(dir, name)
-		}
-		b, err := os.ReadFile(full)
+		b, err := read(name)
 		if err == nil {
 			mu.Lock()
 			if !slices.ContainsFunc(src[1:], func(f SourceFile) bool { return f.Name == name }) {

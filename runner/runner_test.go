@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
@@ -52,7 +53,7 @@ func (f *failing) Run(_ context.Context, top *model.Topology, seed uint64, opt m
 
 func TestExecuteFailureSaysHowToReplay(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
-	x, err := LoadFile(f)
+	x, err := LoadFile(f, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func (r *recorder) Take(it Item) error {
 
 func TestRunItemsInOrder(t *testing.T) {
 	f := writeFile(t, "sweep.toml", sweep)
-	x, err := LoadFile(f)
+	x, err := LoadFile(f, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

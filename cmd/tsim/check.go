@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/tsim-dev/tsim/runner"
 )
 
 var cmdCheck = &command{
 	Name:      "check",
-	UsageLine: "FILE...",
+	UsageLine: "FILE... [--allow-outside]",
 	Short:     "check experiment files without running them",
 	Long:      helpText("check"),
 	Run:       runCheck,
@@ -17,6 +18,7 @@ var cmdCheck = &command{
 
 func runCheck(_ context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
+	allowOutside(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -26,12 +28,50 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 	}
 	status = exitOK
 	for _, f := range files {
-		if _, err := runner.LoadFile(f); err != nil {
+		x, err := runner.LoadFile(f, inputOptions(fs))
+		if err != nil {
 			c.errorf(e, "%v", err)
 			status = exitFailure
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: ok\n", f)
+		n := x.EstimatedRequests()
+		fmt.Fprintf(e.stdout, "%s: ok (about %s simulated requests)\n", f, fmtCount(n))
+		if n > bigRun {
+			c.errorf(e, "warning: %s: about %s requests to simulate (%d scenarios × %d replications); at roughly %s requests/s this takes %s",
+				f, fmtCount(n), x.NumScenarios(), x.Replications, fmtCount(requestsPerSecond), fmtWait(n/requestsPerSecond))
+		}
 	}
 	return status
+}
+
+// bigRun is the estimated number of requests above which check warns:
+// minutes of simulation on one core.
+const bigRun = 1e8
+
+// requestsPerSecond is a rough speed of the simulator on one core (tsim
+// bench measures it on this machine), for check's estimate of the wait.
+const requestsPerSecond = 5e5
+
+func fmtCount(n float64) string {
+	switch {
+	case math.IsInf(n, 0):
+		return "unboundedly many"
+	case n >= 1e9:
+		return fmt.Sprintf("%.4g billion", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.3g million", n/1e6)
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+func fmtWait(s float64) string {
+	switch {
+	case math.IsInf(s, 0):
+		return "forever"
+	case s >= 86400:
+		return fmt.Sprintf("about %.1f days", s/86400)
+	case s >= 3600:
+		return fmt.Sprintf("about %.1f hours", s/3600)
+	}
+	return fmt.Sprintf("about %.0f minutes", math.Ceil(s/60))
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/tsim-dev/tsim/input"
 )
 
 // A command is one tsim subcommand.
@@ -175,4 +177,18 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 	m := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
 	return m
+}
+
+// allowOutside declares --allow-outside on a command that reads
+// experiment files.
+func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
+
+// inputOptions are the reading rules the flags ask for: files named in an
+// experiment stay inside its folder unless --allow-outside.
+func inputOptions(fs *flag.FlagSet) input.Options {
+	var o input.Options
+	if f := fs.Lookup("allow-outside"); f != nil {
+		o.AllowOutside = f.Value.String() == "true"
+	}
+	return o
 }

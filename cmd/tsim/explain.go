@@ -22,6 +22,7 @@ var cmdExplain = &command{
 
 func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
+	allowOutside(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	quiet := fs.Bool("quiet", false, "")
@@ -36,7 +37,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
 	}
 	path := files[0]
-	x, err := runner.LoadFile(path)
+	x, err := runner.LoadFile(path, inputOptions(fs))
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure

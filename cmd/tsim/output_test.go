@@ -232,3 +232,50 @@ func TestValidateVerdictLine(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Hostile files end at once with a clear error, exit 1 and no output.
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	nested := filepath.Join(dir, "nested.toml")
+	os.WriteFile(nested, []byte("x = "+strings.Repeat("{a=", 10000)+"1"+strings.Repeat("}", 10000)+"\n"), 0o644)
+	trav := filepath.Join(dir, "trav.toml")
+	os.WriteFile(trav, []byte("name=\"t\"\nduration=\"1m\"\n[load]\nusers=1\nthink=\"1s\"\n[[tier]]\nname=\"a\"\n[[tier.step]]\nwait=\"empirical(../../etc/passwd)\"\n"), 0o644)
+	abs := filepath.Join(dir, "abs.toml")
+	os.WriteFile(abs, []byte("name=\"t\"\nduration=\"1m\"\n[load]\nusers=1\nthink=\"1s\"\n[[tier]]\nname=\"a\"\n[[tier.step]]\nwait=\"empirical(/etc/shadow)\"\n"), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{"/dev/zero", "not a regular file"},
+		{nested, "nesting deeper than 32 levels"},
+		{trav, "outside the experiment's folder"},
+		{abs, "empirical(/etc/shadow)"},
+	} {
+		out := filepath.Join(dir, "out")
+		_, errs, st := tsim(t, nil, "run", tc.file, "-o", out)
+		if st != exitFailure || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: status %d, stderr %q; want 1 and %q", tc.file, st, errs, tc.want)
+		}
+		if strings.Contains(errs, "root:") {
+			t.Errorf("%s: the message shows a line of a file it read: %q", tc.file, errs)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: wrote %s", tc.file, out)
+		}
+	}
+}
+
+// The command line obeys the file format's limits.
+func TestFlagsObeyTheFormatsLimits(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	for _, args := range [][]string{
+		{"run", f, "--reps", "10001"},
+		{"validate", f, "--duration", "1000h"},
+		{"plan", f, "--goal", "p99<1s", "--vary", "tier.fe.calls.maxconnection=1..4", "--reps", "10001"},
+	} {
+		if _, errs, st := tsim(t, nil, args...); st != exitUsage {
+			t.Errorf("%v: status %d, stderr %q", args, st, errs)
+		}
+	}
+	out, _, st := tsim(t, nil, "check", f)
+	if st != exitOK || !strings.Contains(out, "simulated requests") {
+		t.Errorf("check: status %d, %q", st, out)
+	}
+}

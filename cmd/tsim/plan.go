@@ -32,6 +32,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
+	allowOutside(fs)
 	goalFlag := fs.String("goal", "", "")
 	var varies, sets multiFlag
 	fs.Var(&varies, "vary", "")
@@ -72,8 +73,8 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--rate must be > 0, got %v", *rate)
 	case *find == "users" && set["users"], *find == "rate" && set["rate"]:
 		return c.usageError(e, "--find %s searches the load: do not also fix it with --%s", *find, *find)
-	case set["reps"] && *reps < 1:
-		return c.usageError(e, "--reps must be at least 1, got %d", *reps)
+	case set["reps"] && format.CheckReplications(*reps) != nil:
+		return c.usageError(e, "--reps %v", format.CheckReplications(*reps))
 	case *search != "auto" && *search != "bisect" && *search != "grid":
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
 	}
@@ -100,7 +101,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	}
 
 	opt.Path = files[0]
-	x, err := runner.LoadFile(opt.Path)
+	x, err := runner.LoadFile(opt.Path, inputOptions(fs))
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure

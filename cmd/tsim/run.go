@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -23,6 +24,7 @@ var cmdRun = &command{
 
 func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
+	allowOutside(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	reps := fs.Int("reps", 0, "")
@@ -42,8 +44,10 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if len(files) == 0 {
 		return c.usageError(e, "no experiment files given")
 	}
-	if set["reps"] && *reps < 1 {
-		return c.usageError(e, "--reps must be at least 1, got %d", *reps)
+	if set["reps"] {
+		if err := format.CheckReplications(*reps); err != nil {
+			return c.usageError(e, "--reps %v", err)
+		}
 	}
 	if !slices.Contains(runner.Modes, *mode) {
 		return c.usageError(e, "--mode must be one of %s, got %q", strings.Join(runner.Modes, ", "), *mode)
@@ -93,6 +97,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if set["reps"] {
 		o.Reps = *reps
 	}
+	o.Input = inputOptions(fs)
 	plans, errs := runner.PlanFiles(files, o)
 	for _, err := range errs {
 		c.errorf(e, "%v", err)

@@ -23,6 +23,7 @@ var cmdValidate = &command{
 
 func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
+	allowOutside(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	tolFlag := fs.String("tolerance", "", "")
@@ -38,8 +39,10 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	if len(files) == 0 {
 		return c.usageError(e, "no experiment files given")
 	}
-	if set["duration"] && *duration <= 0 {
-		return c.usageError(e, "--duration must be > 0, got %v", *duration)
+	if set["duration"] {
+		if err := format.CheckDuration(*duration); err != nil {
+			return c.usageError(e, "--duration %v", err)
+		}
 	}
 	if set["time-scale"] && !(*timeScale > 0) {
 		return c.usageError(e, "--time-scale must be > 0, got %v", *timeScale)
@@ -54,7 +57,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	var xs []*format.Experiment
 	for _, path := range files {
-		x, err := runner.LoadFile(path)
+		x, err := runner.LoadFile(path, inputOptions(fs))
 		if err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
