@@ -21,8 +21,12 @@ type level struct {
 
 // Set changes the value to v at now.
 func (l *level) Set(now sim.Time, v float64) {
+	cur := l.Level.Value()
+	if v == cur {
+		return // nothing changes: the integral and the maximum catch up at the next change
+	}
 	if now > l.since {
-		if cur := l.Level.Value(); cur > l.peak {
+		if cur > l.peak {
 			l.peak = cur
 		}
 		l.since = now
