@@ -39,9 +39,9 @@ type Executor interface {
 
 type Sim struct{}
 
-func (Sim) Run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+func (Sim) Run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
 	opt.Seed = seed
-	return model.Run(top, opt)
+	return model.RunContext(ctx, top, opt)
 }
 
 func (Sim) Parallel() bool { return true }
@@ -230,9 +230,10 @@ type Sink interface {
 // the results do not depend on the number of workers or on the order in
 // which replications finish.
 //
-// When ctx is cancelled no new replication starts; those running finish,
-// and the scenarios whose replications all finished are returned. A failed
-// replication stops the run and is returned as the error.
+// When ctx is cancelled no new replication starts and those running stop (the
+// simulator looks every few thousand events); the scenarios whose replications
+// all finished are returned. A failed replication stops the run and is
+// returned as the error.
 func Execute(ctx context.Context, p *Plan, ex Executor, workers int, progress func()) (*results.Experiment, error) {
 	agg := NewAggregator(p)
 	err := RunItems(ctx, p, ex, workers, progress, agg)
@@ -247,6 +248,7 @@ func Execute(ctx context.Context, p *Plan, ex Executor, workers int, progress fu
 // before them are. Scenarios are resolved one at a time as workers become
 // free, so that a large sweep never holds all its topologies.
 func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress func(), s Sink) error {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !ex.Parallel() {
@@ -338,6 +340,9 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 	}
 	for d := range out {
 		if d.err != nil {
+			if parent.Err() != nil && errors.Is(d.err, parent.Err()) {
+				continue // stopped by the caller: not finished, not failed
+			}
 			if runErr == nil {
 				seed := ReplicationSeed(p.Seed, d.rep)
 				runErr = fmt.Errorf("%s: %s, replication %d (seed %d): %w\n(replay it alone: tsim run %s --seed %d --reps 1)",

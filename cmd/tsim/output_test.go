@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tsim-dev/tsim/internal/atomicio"
 )
@@ -278,4 +280,22 @@ func TestFlagsObeyTheFormatsLimits(t *testing.T) {
 	if st != exitOK || !strings.Contains(out, "simulated requests") {
 		t.Errorf("check: status %d, %q", st, out)
 	}
+}
+
+// Cancelling (Ctrl-C) reaches inside a replication: a run of 30 simulated
+// days at 10^5 requests/s stops, says so and exits 1.
+func TestInterruptReachesInsideAReplication(t *testing.T) {
+	f := writeFile(t, "long.toml", "name = \"long\"\nduration = \"720h\"\n[load]\nrate = 100000\n[[tier]]\nname = \"a\"\ncores = 64\n[[tier.step]]\ncpu = \"exp(1ms)\"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, errs, st := tsim(t, ctx, "run", f, "-o", t.TempDir(), "--no-plots")
+		if st != exitFailure || !strings.Contains(errs, "interrupted") || !strings.Contains(errs, "not finished") {
+			t.Errorf("status %d, stderr %q", st, errs)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done // without the engine's check this would take days
 }
