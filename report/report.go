@@ -391,6 +391,11 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
+				}
+			}()
 			var buf bytes.Buffer
 			errs[i] = pic.fig.WritePNG(&buf)
 			pngs[i] = buf.Bytes()

@@ -310,7 +310,7 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 					continue
 				}
 				opt := model.Options{NoSeries: p.sweep() || j.rep > 0}
-				r, err := ex.Run(ctx, &j.sc.Topology, ReplicationSeed(p.Seed, j.rep), opt)
+				r, err := runSafely(ctx, ex, &j.sc.Topology, ReplicationSeed(p.Seed, j.rep), opt)
 				if r != nil && opt.NoSeries {
 					// Only the first replication of a variant is drawn.
 					r.Points = nil
@@ -1273,3 +1273,15 @@ func CheckStem(stem string) error {
 // TempPrefixForStem is the prefix of temporary files in an output
 // directory; no experiment may be named with it.
 const TempPrefixForStem = atomicio.TempPrefix
+
+// runSafely runs one replication and turns a panic, which is a bug in
+// tsim, into an error of that replication (with the seed to replay it),
+// instead of a runtime dump from a worker goroutine.
+func runSafely(ctx context.Context, ex Executor, top *model.Topology, seed uint64, opt model.Options) (r *results.Run, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r, err = nil, fmt.Errorf("internal error: %v (a bug in tsim; please report it with the file and this seed)", v)
+		}
+	}()
+	return ex.Run(ctx, top, seed, opt)
+}

@@ -299,3 +299,26 @@ wait = "exp(50ms)"
 key = "tier.fe.calls.maxconnection"
 values = [1, 2, 4, 8, 16, 32]
 `
+
+// panicking panics in every replication, as a bug in the model would.
+type panicking struct{}
+
+func (panicking) Parallel() bool { return true }
+
+func (panicking) Run(context.Context, *model.Topology, uint64, model.Options) (*results.Run, error) {
+	panic("index out of range")
+}
+
+// A panic in a replication is that replication's error, not a crash.
+func TestPanicIsAnError(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	x, err := LoadFile(f, input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Path: f, Stem: "small", X: x, Seed: 3, Reps: 1, Mode: "sim"}
+	_, err = Execute(context.Background(), p, panicking{}, 2, nil)
+	if err == nil || !strings.Contains(err.Error(), "internal error: index out of range") || !strings.Contains(err.Error(), "--seed 3") {
+		t.Fatalf("error %v", err)
+	}
+}
