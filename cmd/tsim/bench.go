@@ -25,7 +25,8 @@ type benchRow struct {
 	Model        string  `json:"model"`
 	Requests     uint64  `json:"requests"`
 	Events       uint64  `json:"events"`
-	WallS        float64 `json:"wall_s"`
+	WallS        float64 `json:"wall_s"` // the simulation proper
+	LoadS        float64 `json:"load_s"` // loading the model
 	RequestsPerS float64 `json:"requests_per_s"`
 	EventsPerS   float64 `json:"events_per_s"`
 }
@@ -80,7 +81,7 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 		e.stdout.Write(append(b, '\n'))
 		return exitOK
 	}
-	t := report.NewTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s")
+	t := report.NewTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s", "load s")
 	for _, r := range rows {
 		t.Append([]string{
 			r.Model,
@@ -89,6 +90,7 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 			strconv.FormatFloat(r.WallS, 'f', 3, 64),
 			strconv.FormatFloat(r.RequestsPerS, 'f', 0, 64),
 			strconv.FormatFloat(r.EventsPerS, 'f', 0, 64),
+			strconv.FormatFloat(r.LoadS, 'f', 3, 64),
 		})
 	}
 	if err := t.Render(); err != nil {
@@ -107,7 +109,7 @@ func medianRow(model string, rs []bench.Result) benchRow {
 	if len(rs)%2 == 0 {
 		wall = (wall + rs[len(rs)/2].WallS) / 2
 	}
-	row := benchRow{Model: model, Requests: m.Requests, Events: m.Events, WallS: wall}
+	row := benchRow{Model: model, Requests: m.Requests, Events: m.Events, WallS: wall, LoadS: m.LoadS}
 	if wall > 0 {
 		row.RequestsPerS = float64(m.Requests) / wall
 		row.EventsPerS = float64(m.Events) / wall
