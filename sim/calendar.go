@@ -370,9 +370,17 @@ func (c *calendar) down(i int, x entry) {
 		// comparison: which child wins is a coin toss the branch
 		// predictor loses half the time.
 		m := first
-		end := min(first+4, n)
-		for j := first + 1; j < end; j++ {
-			m += (j - m) * int(before(&h[j], &h[m]))
+		if first+4 <= n {
+			// All four: a tournament of two independent comparisons and a
+			// final, with one bounds check.
+			k := h[first : first+4 : first+4]
+			a := int(before(&k[1], &k[0]))
+			b := 2 + int(before(&k[3], &k[2]))
+			m += a + (b-a)*int(before(&k[b], &k[a]))
+		} else {
+			for j := first + 1; j < n; j++ {
+				m += (j - m) * int(before(&h[j], &h[m]))
+			}
 		}
 		if !h[m].less(&x) {
 			break
