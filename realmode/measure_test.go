@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestMeasure(t *testing.T) {
 // TestMeasureNoise cross-checks every case (cross), which logs the
 // simulator's run, the noisy simulation and the real run side by side with
 // the noise measured; run it with -v. TSIM_REAL_NOISE=1 runs it,
-// TSIM_REAL_CASE=name picks one case.
+// TSIM_REAL_CASE=name picks one case, TSIM_REAL_N=n repeats them.
 func TestMeasureNoise(t *testing.T) {
 	if os.Getenv("TSIM_REAL_NOISE") == "" {
 		t.Skip("set TSIM_REAL_NOISE=1 to measure")
@@ -85,9 +86,12 @@ func TestMeasureNoise(t *testing.T) {
 		{"sessions", caseSessions(), CPUCores},
 	}
 	only := os.Getenv("TSIM_REAL_CASE")
-	for _, c := range cases {
-		if only == "" || only == c.name {
-			cross(t, c.name, c.top, c.top, Options{CPU: c.cpu}, false)
+	reps, _ := strconv.Atoi(os.Getenv("TSIM_REAL_N"))
+	for range max(reps, 1) {
+		for _, c := range cases {
+			if only == "" || only == c.name {
+				cross(t, c.name, c.top, c.top, Options{CPU: c.cpu}, false)
+			}
 		}
 	}
 }

@@ -29,6 +29,11 @@ type noise struct {
 	// Stalled is the time the probe's timer spent late by more than 1 ms
 	// beyond Base: the process, or the probe's goroutine, did not run.
 	Stalled time.Duration
+	// Burst is the largest share of any window of burstWindow spent
+	// stalled: stalls bunched together starve a queue for long enough to
+	// build a backlog that outlives them, where the same stalls spread
+	// over the run do not.
+	Burst   float64
 	RTT     time.Duration // mean loopback HTTP round trip (real time)
 	Span    time.Duration // how long the probe ran
 	Wakeups int           // timer samples
@@ -44,16 +49,17 @@ func (n noise) stalledFrac() float64 {
 }
 
 func (n noise) String() string {
-	return fmt.Sprintf("timer late %v (median %v, max %v, stalled %.1f%% of %v, %d samples), HTTP round trip %v (%d samples)",
+	return fmt.Sprintf("timer late %v (median %v, max %v, stalled %.1f%% of %v, %.0f%% of the worst %v, %d samples), HTTP round trip %v (%d samples)",
 		n.Late.Round(time.Microsecond), n.Base.Round(time.Microsecond), n.MaxLate.Round(time.Microsecond),
-		100*n.stalledFrac(), n.Span.Round(time.Millisecond), n.Wakeups, n.RTT.Round(time.Microsecond), n.Calls)
+		100*n.stalledFrac(), n.Span.Round(time.Millisecond), 100*n.Burst, burstWindow, n.Wakeups, n.RTT.Round(time.Microsecond), n.Calls)
 }
 
 // probeSleep is what the probe's timer sleeps at a time; it makes a round
 // trip every probeEvery. Together they cost a run well under 1% of a core.
 const (
-	probeSleep = time.Millisecond
-	probeEvery = 10 * time.Millisecond
+	burstWindow = 250 * time.Millisecond
+	probeSleep  = time.Millisecond
+	probeEvery  = 10 * time.Millisecond
 )
 
 // startProbe starts measuring the machine's noise; the function it returns
@@ -67,7 +73,7 @@ func startProbe() func() noise {
 	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
 	client := &http.Client{Transport: tr}
 	ctx, cancel := context.WithCancel(context.Background())
-	var late, rtt []time.Duration
+	var late, rtt, at []time.Duration
 	var wg sync.WaitGroup
 	wg.Add(2)
 	begin := time.Now()
@@ -77,6 +83,7 @@ func startProbe() func() noise {
 			t0 := time.Now()
 			time.Sleep(probeSleep)
 			late = append(late, time.Since(t0)-probeSleep)
+			at = append(at, time.Since(begin))
 		}
 	}()
 	go func() {
@@ -99,11 +106,16 @@ func startProbe() func() noise {
 		tr.CloseIdleConnections()
 		srv.Close()
 		n := noise{Span: time.Since(begin), Wakeups: len(late), Calls: len(rtt), Late: mean(late), Base: median(late), RTT: mean(rtt)}
-		for _, l := range late {
+		windows := make([]time.Duration, n.Span/burstWindow+1)
+		for i, l := range late {
 			n.MaxLate = max(n.MaxLate, l)
 			if x := l - n.Base; x > time.Millisecond {
 				n.Stalled += x
+				windows[at[i]/burstWindow] += x
 			}
+		}
+		for _, w := range windows {
+			n.Burst = max(n.Burst, float64(w)/float64(burstWindow))
 		}
 		return n
 	}

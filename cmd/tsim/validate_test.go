@@ -213,6 +213,7 @@ func TestParseTolerances(t *testing.T) {
 type noise struct {
 	Late, Base, MaxLate time.Duration // timer lateness: mean, median, longest
 	Stalled             time.Duration // lateness beyond Base + 1 ms, summed
+	Burst               float64       // the largest share of a quarter-second stalled
 	RTT                 time.Duration // mean loopback round trip
 	Span                time.Duration
 	CPU                 float64 // cores this process used meanwhile
@@ -226,21 +227,23 @@ func (n noise) stalledFrac() float64 {
 }
 
 func (n noise) String() string {
-	return fmt.Sprintf("timer late %v (median %v, max %v, stalled %.1f%% of %v), HTTP round trip %v, %.2f cores used",
+	return fmt.Sprintf("timer late %v (median %v, max %v, stalled %.1f%% of %v, %.0f%% of the worst quarter-second), HTTP round trip %v, %.2f cores used",
 		n.Late.Round(time.Microsecond), n.Base.Round(time.Microsecond), n.MaxLate.Round(time.Microsecond),
-		100*n.stalledFrac(), n.Span.Round(time.Millisecond), n.RTT.Round(time.Microsecond), n.CPU)
+		100*n.stalledFrac(), n.Span.Round(time.Millisecond), 100*n.Burst, n.RTT.Round(time.Microsecond), n.CPU)
 }
 
 // disturbed says why nothing can be judged on time from a run with this
-// noise, or "": the process stalled longer than 50 ms or for more than a
-// quarter of the run, while the run itself used less than half a core (the
-// stalls came from elsewhere). The limits are realmode's (crosscheck_test.go).
+// noise, or "": the process stalled longer than 50 ms, for more than a
+// quarter of the run or more than half of any quarter-second, while the
+// run itself used less than half a core (the stalls came from elsewhere).
+// The limits are realmode's (crosscheck_test.go).
 func (n noise) disturbed() string {
 	if n.CPU > 0.5 {
 		return ""
 	}
-	if n.MaxLate > 50*time.Millisecond || n.stalledFrac() > 0.25 {
-		return fmt.Sprintf("the process stalled up to %v, %.0f%% of the run", n.MaxLate.Round(time.Millisecond), 100*n.stalledFrac())
+	if n.MaxLate > 50*time.Millisecond || n.stalledFrac() > 0.25 || n.Burst > 0.5 {
+		return fmt.Sprintf("the process stalled up to %v, %.0f%% of the run, %.0f%% of its worst quarter-second",
+			n.MaxLate.Round(time.Millisecond), 100*n.stalledFrac(), 100*n.Burst)
 	}
 	return ""
 }
@@ -255,7 +258,7 @@ func startProbe() func() noise {
 	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
 	client := &http.Client{Transport: tr}
 	ctx, cancel := context.WithCancel(context.Background())
-	var late, rtt []time.Duration
+	var late, rtt, at []time.Duration
 	var wg sync.WaitGroup
 	wg.Add(2)
 	begin, cpu0 := time.Now(), cpuTime()
@@ -265,6 +268,7 @@ func startProbe() func() noise {
 			t0 := time.Now()
 			time.Sleep(time.Millisecond)
 			late = append(late, time.Since(t0)-time.Millisecond)
+			at = append(at, time.Since(begin))
 		}
 	}()
 	go func() {
@@ -293,10 +297,16 @@ func startProbe() func() noise {
 		if len(sorted) > 0 {
 			n.Base, n.MaxLate = sorted[len(sorted)/2], sorted[len(sorted)-1]
 		}
-		for _, l := range late {
+		const window = 250 * time.Millisecond
+		windows := make([]time.Duration, n.Span/window+1)
+		for i, l := range late {
 			if x := l - n.Base; x > time.Millisecond {
 				n.Stalled += x
+				windows[at[i]/window] += x
 			}
+		}
+		for _, w := range windows {
+			n.Burst = max(n.Burst, float64(w)/float64(window))
 		}
 		return n
 	}
