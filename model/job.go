@@ -33,6 +33,7 @@ type job struct {
 	sub      *call
 
 	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
+	holdGates                                                             int  // the first holdGates of the tier's gates
 	holdCore                                                              bool // CPUFCFS: holds a core
 	sessStage                                                             int
 
@@ -60,19 +61,25 @@ type jobRef struct {
 
 func (r jobRef) live() bool { return r.j.gen == r.gen && !r.j.ended }
 
-// phases before the steps
+// The job's phase is an index into its tier's walk (walk.go); these are
+// the kinds of phase it switches on.
 const (
-	jpWorker = iota
-	jpSession
-	jpInstance
-	jpCallSlot
-	jpConc
-	jpThread
-	jpDecode
-	jpSteps
-	jpEncode
-	jpDone
+	jpAdmission = PhaseAdmission
+	jpWorker    = PhaseWorker
+	jpSession   = PhaseSession
+	jpInstance  = PhaseInstance
+	jpCallSlot  = PhaseCallSlot
+	jpConc      = PhaseConcurrency
+	jpGate      = PhaseGate
+	jpThread    = PhaseThread
+	jpDecode    = PhaseDecode
+	jpSteps     = PhaseSteps
+	jpEncode    = PhaseEncode
+	jpDone      = PhaseDone
 )
+
+// kind is what the job's current phase of the walk takes.
+func (j *job) kind() PhaseKind { return j.t.walk[j.phase].Kind }
 
 // event kinds
 const (
@@ -153,7 +160,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.holdThread = true
 		j.afterCall()
 	case jkRetry:
-		if j.phase != jpSession || j.wr.active {
+		if j.kind() != jpSession || j.wr.active {
 			return // not (or no longer) waiting for a session someone else opens
 		}
 		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
@@ -169,7 +176,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 
 // next moves past a completed step (or the decode/encode phase).
 func (j *job) next() {
-	if j.phase == jpSteps {
+	if j.kind() == jpSteps {
 		j.step++
 	} else {
 		j.phase++
@@ -178,7 +185,7 @@ func (j *job) next() {
 }
 
 func (j *job) grantedPhase() {
-	switch j.phase {
+	switch j.kind() {
 	case jpWorker:
 		j.holdWorker = true
 		if j.t.execPhase == jpWorker {
@@ -199,6 +206,8 @@ func (j *job) grantedPhase() {
 		j.holdCall = true
 	case jpConc:
 		j.holdConc = true
+	case jpGate:
+		j.holdGates++
 	case jpThread:
 		j.holdThread = true
 		if j.t.execPhase == jpThread {
@@ -245,7 +254,9 @@ func (j *job) advance() {
 	t := j.t
 	w := t.spec.WCF
 	for !j.ended {
-		switch j.phase {
+		switch j.kind() {
+		case jpAdmission:
+			// admitted (tier.go): the walk goes on
 		case jpWorker:
 			if t.usesWorker() {
 				if t.worker.rejects() {
@@ -295,6 +306,11 @@ func (j *job) advance() {
 				}
 				j.holdConc = true
 			}
+		case jpGate:
+			if !j.wait(t.gates[t.walk[j.phase].Gate], bdThrottle) {
+				return
+			}
+			j.holdGates++
 		case jpThread:
 			p := t.handlerPool()
 			j.thread = p
@@ -537,7 +553,7 @@ func (j *job) openSession() bool {
 // accepted, and the aborted connection leaves the listener's backlog
 // (facts §4). Work already under way goes on, orphaned.
 func (j *job) clientGone() {
-	if j.ended || j.phase != jpSession {
+	if j.ended || j.kind() != jpSession {
 		return
 	}
 	p := j.proxy
@@ -689,6 +705,9 @@ func (j *job) finish(o results.Outcome) {
 	}
 	if j.holdThread {
 		j.thread.release()
+	}
+	for ; j.holdGates > 0; j.holdGates-- { // gates are taken in walk order
+		t.gates[j.holdGates-1].release()
 	}
 	if j.holdConc {
 		j.concLock().release()

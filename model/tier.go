@@ -21,7 +21,9 @@ type tierRT struct {
 	// execPhase is the phase whose end makes a request executing: the
 	// worker thread on an ASP.NET host (ASP.NET's Requests Executing), the
 	// handler thread elsewhere.
-	execPhase int
+	execPhase PhaseKind
+	walk      []Phase  // spec.Walk(), once per run
+	gates     []*slots // spec.Gates
 	pipes     *AppPool // ASP.NET hosts: the HttpApplication pool
 
 	admQ      []*job // admission FIFO (ring-free: head index)
@@ -78,6 +80,10 @@ func newTierRT(r *runner, i int) *tierRT {
 			t.lvCPU.Set(now, float64(t.cores.inUse))
 			t.cpuInt.set(now, float64(t.cores.inUse))
 		}
+	}
+	t.walk = spec.Walk()
+	for _, n := range spec.Gates {
+		t.gates = append(t.gates, newSlots(e, n))
 	}
 	t.execPhase = jpThread
 	if spec.Host == HostASPNetClassic || spec.Host == HostIISIntegrated {

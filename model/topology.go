@@ -57,6 +57,12 @@ type Tier struct {
 	Admission Admission
 	WCF       *WCF // nil: not a WCF service (a plain HTTP handler)
 
+	// Gates are counted gates a request passes after the WCF throttles and
+	// before its thread, each with its number of places (a semaphore in
+	// the application's code); a request keeps its place until it ends.
+	// They are the walk's extension point: see Walk.
+	Gates []int
+
 	Async bool   // the operation returns its thread while it waits downstream
 	Steps []Step // the operation, in order
 

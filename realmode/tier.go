@@ -70,7 +70,9 @@ type tierRT struct {
 	// lvOut the operations in progress.
 	lvCur, lvAppQ, lvPipe, lvInst, lvWBusy, lvWorkers, lvIOBusy, lvIOs level
 	aspnet                                                             bool
-	cmu                                                                sync.Mutex // guards what follows
+	walk                                                               []model.Phase // spec.Walk(), once per run
+	gates                                                              []*sem        // spec.Gates
+	cmu                                                                sync.Mutex    // guards what follows
 	pipes                                                              *model.AppPool
 	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected          int64
 	iExec, iWait, iCall, mExec, mWait, mCall                           model.DurationStat
@@ -132,6 +134,10 @@ func newTierRT(rt *runner, i int) *tierRT {
 		}
 	}
 	t.worker.onChange, t.io.onChange = onThreads(&t.lvWBusy, &t.lvWorkers), onThreads(&t.lvIOBusy, &t.lvIOs)
+	t.walk = spec.Walk()
+	for _, n := range spec.Gates {
+		t.gates = append(t.gates, newSem(n))
+	}
 	if spec.Host == model.HostASPNetClassic || spec.Host == model.HostIISIntegrated {
 		t.aspnet = true
 		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
@@ -503,6 +509,7 @@ type job struct {
 
 	workerW                                                  *waiter
 	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
+	holdGates                                                int // the first holdGates of the tier's gates
 	thread                                                   *pool
 	locks                                                    []int
 
@@ -838,28 +845,44 @@ func (j *job) waitFor(cat int, acquire func(context.Context) error) error {
 // run takes the phases after admission and the steps (model job.advance).
 // A non-nil context error (abort, end of run) ends the job as failed.
 func (j *job) run() results.Outcome {
+	if j.threadRejected {
+		return j.t.countRejected() // the worker pool's bounded queue was full
+	}
+	for _, ph := range j.t.walk {
+		if o, end := j.take(ph); end {
+			return o
+		}
+	}
+	return results.Completed
+}
+
+// take runs one phase of the tier's walk (model/walk.go), the same walk
+// the simulator's job follows; end reports that the request ended there,
+// with outcome o.
+func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 	t := j.t
 	w := t.spec.WCF
-	if j.threadRejected {
-		return t.countRejected() // the worker pool's bounded queue was full
-	}
-	// worker thread: begun at admission
-	if j.workerW != nil {
-		err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) })
-		// The wait is over either way: when it failed, sem.wait already
-		// gave the place or the granted thread back, so finish must not
-		// do it a second time (a second release of a thread granted as
-		// the job's context ended panicked with the pool's lock held).
-		j.workerW = nil
-		if err != nil {
-			return results.Failed
+	switch ph.Kind {
+	case model.PhaseAdmission:
+		// decided before the walk (arrive, admitLocked)
+	case model.PhaseWorker:
+		// The worker thread's wait began at admission.
+		if j.workerW != nil {
+			err := j.waitFor(bdThread, func(ctx context.Context) error { return t.worker.wait(ctx, j.workerW) })
+			// The wait is over either way: when it failed, sem.wait already
+			// gave the place or the granted thread back, so finish must not
+			// do it a second time (a second release of a thread granted as
+			// the job's context ended panicked with the pool's lock held).
+			j.workerW = nil
+			if err != nil {
+				return results.Failed, true
+			}
+			j.holdWorker = true
 		}
-		j.holdWorker = true
-	}
-	if t.aspnet {
-		j.startExec() // ASP.NET: past the queue, on its worker thread
-	}
-	if w != nil {
+		if t.aspnet {
+			j.startExec() // ASP.NET: past the queue, on its worker thread
+		}
+	case model.PhaseSession:
 		// The proxy's session (sessionful bindings): opened by the first
 		// call on the proxy, waited for by the others.
 		if err := j.openSession(); err != nil {
@@ -871,8 +894,9 @@ func (j *job) run() results.Outcome {
 					t.aborted.Add(1)
 				}
 			}
-			return results.Failed
+			return results.Failed, true
 		}
+	case model.PhaseInstance:
 		switch {
 		case w.Instancing == model.SingleInstance:
 			t.instMu.Lock()
@@ -881,7 +905,7 @@ func (j *job) run() results.Outcome {
 				t.instMu.Unlock()
 				j.queued = j.queued || iw != nil
 				if err := j.waitFor(bdThrottle, func(ctx context.Context) error { return t.instances.wait(ctx, iw) }); err != nil {
-					return results.Failed
+					return results.Failed, true
 				}
 				t.instMu.Lock()
 				t.singleInstance = true // the Single instance lives for the run
@@ -891,58 +915,83 @@ func (j *job) run() results.Outcome {
 			// PerCall, or PerSession without a session: an instance per
 			// call. (A session keeps its own PerSession instance.)
 			if err := j.waitFor(bdThrottle, j.queue(t.instances)); err != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 			j.holdInstance = true
 		}
+	case model.PhaseCallSlot:
 		if err := j.waitFor(bdThrottle, j.queue(t.calls)); err != nil {
-			return results.Failed
+			return results.Failed, true
 		}
 		j.holdCall = true
+	case model.PhaseConcurrency:
 		j.conc = j.concLockOf()
 		if l := j.conc; l != nil {
 			if err := j.waitFor(bdLock, j.queue(l)); err != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 			j.holdConc = true
 		}
-	}
-	p := t.handlerPool()
-	j.thread = p
-	if p == t.worker && j.holdWorker {
-		// An ASP.NET page runs on the worker thread it was given.
-		j.holdWorker, j.holdThread = false, true
-	} else {
-		var tw *waiter
-		if t.usesWorker() {
-			tw = p.begin()
+	case model.PhaseGate:
+		if err := j.waitFor(bdThrottle, j.queue(t.gates[ph.Gate])); err != nil {
+			return results.Failed, true
+		}
+		j.holdGates++
+	case model.PhaseThread:
+		p := t.handlerPool()
+		j.thread = p
+		if p == t.worker && j.holdWorker {
+			// An ASP.NET page runs on the worker thread it was given.
+			j.holdWorker, j.holdThread = false, true
 		} else {
-			var rejected bool
-			if tw, rejected = p.beginBounded(); rejected {
-				return t.countRejected() // its first thread: the pool's queue is full
+			var tw *waiter
+			if t.usesWorker() {
+				tw = p.begin()
+			} else {
+				var rejected bool
+				if tw, rejected = p.beginBounded(); rejected {
+					return t.countRejected(), true // its first thread: the pool's queue is full
+				}
+			}
+			j.queued = j.queued || tw != nil
+			if err := j.waitFor(bdThread, func(ctx context.Context) error { return p.wait(ctx, tw) }); err != nil {
+				return results.Failed, true
+			}
+			j.holdThread = true
+		}
+		if !t.aspnet {
+			j.startExec() // elsewhere: on the thread its operation runs on
+		}
+	case model.PhaseDecode:
+		if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {
+			if j.useCPU(need) != nil {
+				return results.Failed, true
 			}
 		}
-		j.queued = j.queued || tw != nil
-		if err := j.waitFor(bdThread, func(ctx context.Context) error { return p.wait(ctx, tw) }); err != nil {
-			return results.Failed
+	case model.PhaseSteps:
+		return j.steps()
+	case model.PhaseEncode:
+		if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
+			if j.useCPU(need) != nil {
+				return results.Failed, true
+			}
 		}
-		j.holdThread = true
+	case model.PhaseDone:
+		return results.Completed, true
 	}
-	if !t.aspnet {
-		j.startExec() // elsewhere: on the thread its operation runs on
-	}
-	if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {
-		if j.useCPU(need) != nil {
-			return results.Failed
-		}
-	}
+	return 0, false
+}
+
+// steps runs the operation's steps.
+func (j *job) steps() (o results.Outcome, end bool) {
+	t := j.t
 	j.startOp()
 	for si := range t.spec.Steps {
 		st := &t.spec.Steps[si]
 		switch st.Kind {
 		case model.StepCPU:
 			if j.useCPU(t.demand[si].sample()) != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 		case model.StepWait:
 			d := t.demand[si].sample()
@@ -950,11 +999,11 @@ func (j *job) run() results.Outcome {
 			err := t.rt.clk.sleep(j.ctx, d)
 			j.charge(bdExternal, t0)
 			if err != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 		case model.StepLock:
 			if err := j.waitFor(bdLock, j.queue(t.locks[st.Lock])); err != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 			j.locks = append(j.locks, st.Lock)
 		case model.StepUnlock:
@@ -962,20 +1011,15 @@ func (j *job) run() results.Outcome {
 		case model.StepCall:
 			o, err := j.call(st.Call)
 			if err != nil {
-				return results.Failed
+				return results.Failed, true
 			}
 			if o != results.Completed {
-				return o
+				return o, true
 			}
 		}
 	}
 	j.endOp()
-	if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
-		if j.useCPU(need) != nil {
-			return results.Failed
-		}
-	}
-	return results.Completed
+	return 0, false
 }
 
 // useCPU runs a CPU demand of the job on its tier; work done for nobody
@@ -1074,6 +1118,9 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	}
 	if j.holdThread {
 		j.thread.release()
+	}
+	for ; j.holdGates > 0; j.holdGates-- { // gates are taken in walk order
+		t.gates[j.holdGates-1].release()
 	}
 	if j.holdConc {
 		j.conc.release()

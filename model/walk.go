@@ -1,0 +1,82 @@
+package model
+
+// The walk: what a request does in a tier after admission, in order. Both
+// executors follow it — the simulator's job (job.go) as an event-driven
+// state machine, real mode's (realmode/tier.go) as one goroutine with
+// blocking waits — so a mechanism added here is taken by both. Each phase
+// takes something and holds it until the request ends, which gives it
+// back in the reverse order; the steps phase runs the operation.
+//
+// What a phase means at run time stays with each executor (a slot in the
+// calendar, a semaphore with a context); what the walk fixes is which
+// phases a tier's requests take and in what order, from the tier's
+// settings alone. Conditions that depend on the request (its binding is
+// sessionful, its proxy already has a session) are checked by the
+// executors inside the phase.
+
+// PhaseKind is what a phase of the walk takes.
+type PhaseKind uint8
+
+const (
+	// PhaseAdmission: the tier's admission (the ASP.NET request queue,
+	// MaxConcurrentRequestsPerCPU, a thread server's accept queue), which
+	// each executor decides with the shared functions of admit.go before
+	// the rest of the walk; a request waiting there is in this phase.
+	PhaseAdmission PhaseKind = iota
+	// PhaseWorker: the ASP.NET pipeline. The request starts executing;
+	// the synchronous module or a page holds a worker thread for it
+	// (Tier.HoldsWorker).
+	PhaseWorker
+	// PhaseSession: the proxy's WCF session on a sessionful binding, with
+	// a MaxConcurrentSessions slot (and its PerSession instance).
+	PhaseSession
+	// PhaseInstance: a MaxConcurrentInstances slot, for PerCall instancing,
+	// PerSession without a session, or the Single instance's creation.
+	PhaseInstance
+	// PhaseCallSlot: a MaxConcurrentCalls slot.
+	PhaseCallSlot
+	// PhaseConcurrency: the instance lock of ConcurrencyMode Single or
+	// Reentrant.
+	PhaseConcurrency
+	// PhaseGate: one of the tier's counted gates (Tier.Gates), such as a
+	// semaphore in the application's code.
+	PhaseGate
+	// PhaseThread: the thread the operation runs on (Tier.RunsOnIO says
+	// which pool); an ASP.NET page keeps the worker it was given.
+	PhaseThread
+	// PhaseDecode: CPU to decode the request (binding cost, proxy set-up).
+	PhaseDecode
+	// PhaseSteps: the operation's steps, in order.
+	PhaseSteps
+	// PhaseEncode: CPU to encode the reply.
+	PhaseEncode
+	// PhaseDone: the reply; the request ends completed.
+	PhaseDone
+)
+
+var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "gate", "thread", "decode", "steps", "encode", "done"}
+
+func (k PhaseKind) String() string { return phaseNames[k] }
+
+// Phase is one phase of a tier's walk.
+type Phase struct {
+	Kind PhaseKind
+	Gate int // PhaseGate: the index into Tier.Gates
+}
+
+// Walk returns the phases a request of the tier takes, in order, from
+// PhaseAdmission to PhaseDone. Executors compute it once per run.
+func (t *Tier) Walk() []Phase {
+	w := make([]Phase, 0, 12+len(t.Gates))
+	w = append(w, Phase{Kind: PhaseAdmission})
+	if t.HoldsWorker() || t.Host == HostASPNetClassic || t.Host == HostIISIntegrated {
+		w = append(w, Phase{Kind: PhaseWorker})
+	}
+	if t.WCF != nil {
+		w = append(w, Phase{Kind: PhaseSession}, Phase{Kind: PhaseInstance}, Phase{Kind: PhaseCallSlot}, Phase{Kind: PhaseConcurrency})
+	}
+	for i := range t.Gates {
+		w = append(w, Phase{Kind: PhaseGate, Gate: i})
+	}
+	return append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode}, Phase{Kind: PhaseSteps}, Phase{Kind: PhaseEncode}, Phase{Kind: PhaseDone})
+}
