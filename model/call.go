@@ -12,11 +12,20 @@ import (
 // its connection pool (System.Net's ServicePoint, Go's per-host limit) and
 // the proxies of each call site.
 type callStat struct {
-	r          *runner
-	from       string
-	to         int
-	spec       *Call
-	conns      *slots
+	r      *runner
+	from   string
+	fromRT *tierRT // nil: the load
+	to     int     // the target tier (the replica, for a machine addressed by its own name)
+	host   string  // the host name the call addresses (Topology.HostName)
+	spec   *Call
+	conns  *slots
+	// Farms (farmrt.go): sticky binds the pool's connections to replicas
+	// (BalanceSticky); hosts are a PerHost call's statistics per replica
+	// (hosts[0] is this one), bal and rnd its client-side balancing.
+	sticky     *stickyConns
+	hosts      []*callStat
+	bal        BalanceState
+	rnd        *sim.Stream
 	proxy      *proxyState
 	backoff    sim.Sampler
 	hasBackoff bool
@@ -47,23 +56,35 @@ func (c *Call) wire(kb float64) time.Duration {
 }
 
 func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
-	name := "load"
-	if from != nil {
-		name = from.spec.Name
-	}
 	for _, cs := range r.calls {
 		if cs.spec == spec {
 			return cs
 		}
 	}
-	cs := &callStat{r: r, from: name, to: spec.Target, spec: spec, wait: sim.NewHistogram()}
-	// Callers of one target from one tier share its connection pool.
-	for _, o := range r.calls {
-		if o.from == name && o.to == spec.Target {
-			cs.conns = o.conns
-		}
+	return r.newCallStat(spec, from, 0)
+}
+
+// newCallStat makes the statistics of a call site; rep is the replica a
+// PerHost call addresses (0 otherwise).
+func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
+	name := "load"
+	if from != nil {
+		name = from.spec.Name
 	}
+	cs := &callStat{r: r, from: name, fromRT: from, to: spec.Target, host: r.top.HostName(spec, rep), spec: spec, wait: sim.NewHistogram()}
+	if f := spec.Farm; f != nil && spec.PerHost {
+		cs.to = f.Replicas[rep]
+	}
+	// Callers of one target host from one machine share its connection pool.
+	r.eachCall(func(o *callStat) {
+		if o.from == name && o.host == cs.host {
+			cs.conns, cs.sticky = o.conns, o.sticky
+		}
+	})
 	if cs.conns == nil {
+		if f := spec.Farm; f != nil && !spec.PerHost && f.Balancer.Policy == BalanceSticky {
+			cs.sticky = &stickyConns{}
+		}
 		if spec.Conn.PerConnection && spec.Conn.Limit > 0 {
 			cs.conns = newLaneSlots(r.e, spec.Conn.Limit)
 		} else {
@@ -83,7 +104,11 @@ func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
 	if spec.Proxy.Kind == ProxyPoolWait {
 		cs.proxy.pool = newSlots(r.e, spec.Proxy.PoolSize)
 	}
-	path := fmtPath("call", name, r.top.Tiers[spec.Target].Name)
+	path := fmtPath("call", name, cs.host)
+	if spec.Farm != nil && spec.PerHost && rep == 0 {
+		cs.bal = NewBalanceState(len(spec.Farm.Replicas))
+		cs.rnd = r.e.Stream(path + "/balance")
+	}
 	if !spec.Retry.Backoff.IsZero() {
 		cs.backoff = spec.Retry.Backoff.Sampler(r.e.Stream(path + "/backoff"))
 		cs.hasBackoff = true
@@ -95,11 +120,35 @@ func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
 	if spec.Conn.WaitTimeout > 0 {
 		cs.waitTimeouts = r.e.NewLane(spec.Conn.WaitTimeout, sim.ClassTimeout)
 	}
+	if rep > 0 {
+		return cs // listed by its call site's first (hosts)
+	}
 	r.calls = append(r.calls, cs)
 	if from != nil {
 		from.out = append(from.out, cs)
 	}
 	return cs
+}
+
+// eachCall calls f on every call site's statistics, a PerHost site's per
+// replica, in order.
+func (r *runner) eachCall(f func(*callStat)) {
+	for _, cs := range r.calls {
+		cs.each(f)
+	}
+}
+
+// each calls f on cs and, for a PerHost site, its other replicas'.
+func (cs *callStat) each(f func(*callStat)) {
+	if cs.hosts == nil {
+		f(cs)
+		return
+	}
+	for _, h := range cs.hosts {
+		if h != nil {
+			f(h)
+		}
+	}
 }
 
 func (cs *callStat) resetStats(now sim.Time) {
@@ -111,7 +160,7 @@ func (cs *callStat) resetStats(now sim.Time) {
 
 func (cs *callStat) result(now sim.Time) results.Call {
 	return results.Call{
-		From: cs.from, To: cs.r.top.Tiers[cs.to].Name,
+		From: cs.from, To: cs.host,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
 		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(now),
 		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(now),
@@ -138,6 +187,8 @@ type proxyState struct {
 // server session (and, PerSession, an instance) for the proxy's life.
 type proxyInst struct {
 	id          int
+	bound       bool // a farm's replica holds its session (sessionful bindings)
+	replica     int  // which, when bound
 	perCall     bool // closed after one call
 	fresh       bool // not used yet: pays creation cost
 	session     bool // holds a server session slot
@@ -213,6 +264,21 @@ type call struct {
 	handshake time.Duration
 	newProxy  bool // this attempt created its proxy
 	phaseAt   sim.Time
+
+	// Farms (farmrt.go): base is the call site's statistics (cs is a
+	// replica's for PerHost); replica the machine chosen, sent whether bal
+	// counts it as outstanding; holdLB holds a place in the balancer;
+	// connID the connection held, for BalanceSticky; broken: the attempt
+	// failed, closing its connection. clientCPU: the caller pays its side
+	// of the binding (not the load, nor a load agent).
+	base      *callStat
+	bal       *BalanceState
+	replica   int
+	sent      bool
+	holdLB    bool
+	broken    bool
+	connID    int
+	clientCPU bool
 }
 
 const (
@@ -222,6 +288,8 @@ const (
 	cpConn
 	cpEncode
 	cpSend
+	cpBalance // a farm's virtual host: the balancer's door
+	cpLBIn    // and its latency
 	cpServer
 	cpRecv
 	cpDecode
@@ -248,6 +316,7 @@ func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root ro
 		c = &call{}
 	}
 	c.r, c.cs, c.spec, c.from, c.caller, c.user, c.root = r, r.callStat(spec, from), spec, from, caller, u, root
+	c.base, c.clientCPU = c.cs, from != nil && !from.spec.Agent
 	return c
 }
 
@@ -278,6 +347,9 @@ func (c *call) orphaned() bool {
 
 // begin starts the first attempt.
 func (c *call) begin() {
+	if c.spec.Farm != nil && c.spec.PerHost {
+		c.pickHost()
+	}
 	if c.r.measuring {
 		c.cs.calls++
 	}
@@ -286,6 +358,10 @@ func (c *call) begin() {
 
 func (c *call) attemptStart() {
 	c.attempt++
+	if c.attempt > 1 && c.spec.Farm != nil && c.spec.PerHost {
+		c.pickHost() // a retry goes to the next machine the caller picks
+	}
+	c.broken = false
 	c.phase = cpProxy
 	if c.spec.Timeout > 0 {
 		c.deadline = c.cs.deadlines.Schedule(c, ckDeadline, nil)
@@ -313,6 +389,9 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if c.phase == cpConn {
 			c.holdConn = true
 			c.lane = c.wr.lane
+			if c.cs.sticky != nil {
+				c.connID = c.cs.sticky.take(c)
+			}
 			if c.timer.Valid() {
 				e.Cancel(c.timer)
 				c.timer = sim.EventID{}
@@ -320,6 +399,8 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 			if c.r.measuring {
 				c.cs.wait.Record(now.Sub(c.phaseAt))
 			}
+		} else if c.phase == cpBalance {
+			c.holdLB = true
 		} else {
 			c.holdProx = true
 			c.takeInst()
@@ -442,7 +523,7 @@ func (c *call) advance() {
 				c.newProxy = true
 				b := &c.spec.Binding
 				c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
-				if cost := c.spec.Proxy.CreateCost.Mean() + b.SessionCPU; c.from != nil && cost > 0 {
+				if cost := c.spec.Proxy.CreateCost.Mean() + b.SessionCPU; c.clientCPU && cost > 0 {
 					c.callerCPU(cost)
 					return
 				}
@@ -469,11 +550,14 @@ func (c *call) advance() {
 			}
 			c.holdConn = true
 			c.lane = c.wr.lane
+			if c.cs.sticky != nil {
+				c.connID = c.cs.sticky.take(c)
+			}
 			if c.r.measuring {
 				c.cs.wait.Record(0)
 			}
 		case cpEncode:
-			if d := c.spec.Binding.cost(c.spec.RequestKB); d > 0 && c.from != nil {
+			if d := c.spec.Binding.cost(c.spec.RequestKB); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
@@ -483,8 +567,38 @@ func (c *call) advance() {
 				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
 				return
 			}
+		case cpBalance:
+			if f := c.spec.Farm; f != nil && !c.spec.PerHost && f.Balancer.MaxConns > 0 {
+				fr := c.r.farms[f.Index]
+				if DecideBalancer(&f.Balancer, fr.lb.inUse, fr.lb.waiting) == DecisionReject {
+					if c.r.measuring {
+						fr.rejected++
+					}
+					c.fail(results.Rejected) // 503 from the balancer
+					return
+				}
+				c.waitCat = bdAdmit
+				c.phaseAt = c.r.e.Now()
+				if !fr.lb.acquire(&c.wr, c, ckGranted, nil) {
+					return
+				}
+				c.holdLB = true
+			}
+		case cpLBIn:
+			if f := c.spec.Farm; f != nil && !c.spec.PerHost && f.Balancer.Latency > 0 {
+				c.phaseAt = c.r.e.Now()
+				c.timer = c.r.e.Schedule(f.Balancer.Latency, sim.ClassCompletion, c, ckTimer, nil)
+				return
+			}
 		case cpServer:
-			t := c.r.tiers[c.spec.Target]
+			ti := c.spec.Target
+			if f := c.spec.Farm; f != nil {
+				if !c.spec.PerHost && !c.route() {
+					return
+				}
+				ti = f.Replicas[c.replica]
+			}
+			t := c.r.tiers[ti]
 			j := t.newJob(c)
 			if c.proxy != nil {
 				c.proxy.jobs++
@@ -498,13 +612,17 @@ func (c *call) advance() {
 			t.arrive(j)
 			return
 		case cpRecv:
-			if d := c.spec.wire(c.spec.ReplyKB); d > 0 {
+			d := c.spec.wire(c.spec.ReplyKB)
+			if f := c.spec.Farm; f != nil && !c.spec.PerHost {
+				d += f.Balancer.Latency
+			}
+			if d > 0 {
 				c.phaseAt = c.r.e.Now()
 				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
 				return
 			}
 		case cpDecode:
-			if d := c.spec.Binding.cost(c.spec.ReplyKB); d > 0 && c.from != nil {
+			if d := c.spec.Binding.cost(c.spec.ReplyKB); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
@@ -522,6 +640,9 @@ func (c *call) serverDone(o results.Outcome) {
 		return
 	}
 	c.server = nil
+	if c.spec.Farm != nil && !c.spec.PerHost {
+		c.answered() // the reply passes the balancer
+	}
 	if o != results.Completed {
 		c.fail(o)
 		return
@@ -536,6 +657,7 @@ func (c *call) fail(o results.Outcome) {
 	if c.done {
 		return
 	}
+	c.broken = true
 	c.stop()
 	if j := c.server; j != nil {
 		j.call = nil // orphaned: its reply will be discarded
@@ -605,8 +727,14 @@ func (c *call) stop() {
 		c.holdCore = false
 		c.from.cores.release()
 	}
+	if c.sent || c.holdLB {
+		c.answered()
+	}
 	if c.holdConn {
 		c.holdConn = false
+		if c.cs.sticky != nil {
+			c.cs.sticky.put(c, c.connID)
+		}
 		if c.cs.conns.lanes != nil {
 			c.cs.conns.releaseLane(c.lane)
 		} else {
@@ -671,6 +799,7 @@ func (c *call) abandon() {
 		return
 	}
 	c.gaveUp = true
+	c.broken = true
 	c.stop()
 	if j := c.server; j != nil {
 		j.call = nil

@@ -615,7 +615,11 @@ func (j *job) startCall(spec *Call) {
 		j.holdConc = false
 	}
 	j.phaseAt = t.r.e.Now()
-	j.sub = t.r.newCall(spec, t, j, nil, j.root)
+	var u *user
+	if t.spec.Agent && j.call != nil {
+		u = j.call.user // a load agent calls on behalf of its user (per-user proxies)
+	}
+	j.sub = t.r.newCall(spec, t, j, u, j.root)
 	j.sub.begin()
 }
 
@@ -753,7 +757,7 @@ func (j *job) finish(o results.Outcome) {
 	}
 	if o == results.Completed && t.r.measuring {
 		t.completed++
-		if t.idx == t.r.load.target {
+		if t.entry {
 			t.r.entryDone++
 		}
 		t.resp.Record(now.Sub(j.arrived))

@@ -136,6 +136,7 @@ type runner struct {
 	opt   Options
 	tiers []*tierRT
 	load  *loadRT
+	farms []*farmRT // Topology.Farms' balancers
 
 	warmup    sim.Time
 	measuring bool // after warm-up
@@ -179,6 +180,12 @@ func newRunner(top *Topology, opt Options, warmup time.Duration) *runner {
 	}
 	for i := range top.Tiers {
 		r.tiers = append(r.tiers, newTierRT(r, i))
+	}
+	for i := range top.Farms {
+		r.farms = append(r.farms, newFarmRT(r, &top.Farms[i]))
+	}
+	for _, i := range EntryTiers(top) {
+		r.tiers[i].entry = true
 	}
 	r.load = newLoadRT(r)
 	return r
@@ -224,8 +231,9 @@ func (r *runner) resetStats() {
 	for _, t := range r.tiers {
 		t.resetStats(now)
 	}
-	for _, c := range r.calls {
-		c.resetStats(now)
+	r.eachCall(func(c *callStat) { c.resetStats(now) })
+	for _, f := range r.farms {
+		f.resetStats(now)
 	}
 }
 
@@ -341,8 +349,16 @@ func (r *runner) collect() *results.Run {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now, time.Duration(now-r.warmup)))
 	}
-	for _, cs := range r.calls {
-		res.Calls = append(res.Calls, cs.result(now))
+	r.eachCall(func(cs *callStat) { res.Calls = append(res.Calls, cs.result(now)) })
+	if len(r.farms) > 0 {
+		for _, f := range r.farms {
+			res.Balancers = append(res.Balancers, f.result(now))
+		}
+		resp := make([]*sim.Histogram, len(r.tiers))
+		for i, t := range r.tiers {
+			resp[i] = t.resp
+		}
+		FoldFarms(r.top, res, resp)
 	}
 	return res
 }

@@ -9,10 +9,11 @@ import (
 
 // tierRT is a tier at run time.
 type tierRT struct {
-	r    *runner
-	idx  int
-	spec *Tier
-	wcf  bool
+	r     *runner
+	idx   int
+	spec  *Tier
+	wcf   bool
+	entry bool // its replies count as the system's throughput (EntryTiers)
 
 	cpu        *sim.PS
 	cores      *slots // CPUFCFS: a slot per core, first come first served
@@ -207,8 +208,10 @@ func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample
 	t.iArrived, t.iCalls = 0, 0
 	t.iExec, t.iWait, t.iCall = DurationStat{}, DurationStat{}, DurationStat{}
 	for _, c := range t.out {
-		s.ConnsInUse += float64(c.conns.inUse)
-		s.ConnsWaiting += float64(c.conns.waiting)
+		c.each(func(c *callStat) {
+			s.ConnsInUse += float64(c.conns.inUse)
+			s.ConnsWaiting += float64(c.conns.waiting)
+		})
 	}
 	return s
 }

@@ -12,6 +12,9 @@ import (
 type Topology struct {
 	Tiers []Tier
 	Load  Load
+	// Farms are the tiers deployed on several machines (farm.go); their
+	// replicas are in Tiers.
+	Farms []Farm
 
 	Duration    time.Duration // simulated run length
 	Warmup      time.Duration // statistics before this instant are discarded; <0 means automatic (MSER-5)
@@ -69,6 +72,15 @@ type Tier struct {
 	// MemoryPerRequest is the memory a request holds while it is inside
 	// the tier (queued or executing), in bytes; reported as a level.
 	MemoryPerRequest int64
+
+	// Farm names the farm the tier is a machine of ("" for a tier on one
+	// machine), Replica its number in the farm (1-based; 0 outside one).
+	Farm    string
+	Replica int
+	// Agent: a load agent, the machine the load's users run on (farm.go).
+	// Its calls' encoding costs it nothing: its CPU per request is its
+	// cpu step (load.agent_cpu).
+	Agent bool
 }
 
 // HoldsWorker reports whether a request holds an ASP.NET worker thread for
@@ -329,6 +341,14 @@ type Call struct {
 	Retry   Retry
 	// RequestKB and ReplyKB are the payload sizes.
 	RequestKB, ReplyKB float64
+	// Farm, if not nil, is the farm Target is the first replica of: each
+	// request goes to the replica the balancer picks (farm.go). PerHost:
+	// the caller addresses each machine by its own host name (a connection
+	// pool, and limit, per machine) and balances by itself; otherwise it
+	// addresses the farm by one virtual host name (one pool and limit for
+	// the whole farm) through the farm's balancer.
+	Farm    *Farm
+	PerHost bool
 }
 
 // LoadKind selects closed users or open arrivals.

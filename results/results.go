@@ -79,6 +79,9 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 type Tier struct {
 	Name  string `json:"name"`
 	Cores int    `json:"cores"`
+	// Replicas is the machines of a farm whose totals this is (FoldFarm);
+	// 0 for a tier on one machine.
+	Replicas int `json:"replicas,omitempty"`
 	// What names the tier's PerfMon counters: how it is hosted (a
 	// model.HostKind name: "self", "aspnet-classic", "iis-integrated",
 	// "threads"), its .NET version ("" when not .NET) and whether it is a
@@ -213,6 +216,8 @@ type TierSample struct {
 type Sample struct {
 	T     float64      `json:"t"`
 	Tiers []TierSample `json:"tiers"`
+	// Replicas are the machines of the farms, in Run.ReplicaNames order.
+	Replicas []TierSample `json:"replicas,omitempty"`
 }
 
 // Point is one request as its client saw it: when it ended and how long it
@@ -272,6 +277,13 @@ type Run struct {
 	Breakdown      Breakdown `json:"breakdown_s"`
 	Events         uint64    `json:"events"`
 	TraceHash      uint64    `json:"trace_hash"`
+
+	// Farms (farm.go): Tiers and Calls hold their totals; these hold each
+	// machine, and each farm's balancer. Empty without farms.
+	Replicas     []Tier     `json:"replicas,omitempty"`
+	ReplicaCalls []Call     `json:"replica_calls,omitempty"`
+	Balancers    []Balancer `json:"balancers,omitempty"`
+	ReplicaNames []string   `json:"-"`
 
 	// Not in summary.json: written to timeseries.csv and drawn.
 	TierNames []string  `json:"-"`

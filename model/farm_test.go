@@ -1,0 +1,205 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// Step tables for farms: n users each send one request at t0 to a front
+// end that calls a farm of back ends through a balancer; every back end
+// is one FCFS core and each request takes 1 s of it, so the latencies say
+// how the requests were spread, and the samples at t0 + 0.5 s say how
+// many each machine was executing (holding its thread: running on its
+// core or waiting for it).
+
+// farmTop builds fe → be (a farm of n machines like be) with the front
+// end's call c.
+func farmTop(users, n int, b Balancer, c Call, be Tier) *Topology {
+	fe := tier("fe")
+	tiers := []Tier{fe}
+	var reps []int
+	for r := 1; r <= n; r++ {
+		m := be
+		m.Name, m.Farm, m.Replica = fmt.Sprintf("be#%d", r), "be", r
+		reps = append(reps, len(tiers))
+		tiers = append(tiers, m)
+	}
+	top := burst(users, 0, tiers...)
+	top.SampleEvery = 500 * time.Millisecond
+	top.Farms = []Farm{{Name: "be", Replicas: reps, Balancer: b}}
+	c.Target, c.Farm = reps[0], &top.Farms[0]
+	top.Tiers[0].Steps = []Step{{Kind: StepCall, Call: &c}}
+	return top
+}
+
+// oneCore is a back end of one FCFS core and 1 s of CPU per request.
+func oneCore() Tier {
+	be := tier("be", cpu(time.Second))
+	be.Cores, be.CPU = 1, CPUFCFS
+	return be
+}
+
+// runningAt returns how many requests each machine of the farm ran at the
+// sample at t (replica order), and the farm's total.
+func runningAt(t *testing.T, res *results.Run, at time.Duration) string {
+	t.Helper()
+	for _, s := range res.Series {
+		if s.T != at.Seconds() {
+			continue
+		}
+		var b []string
+		for _, m := range s.Replicas {
+			b = append(b, fmt.Sprint(m.Executing))
+		}
+		return fmt.Sprintf("%s = %g", strings.Join(b, "+"), s.Tiers[1].Executing)
+	}
+	t.Fatalf("no sample at %v", at)
+	return ""
+}
+
+func TestFarmRoundRobinAndSticky(t *testing.T) {
+	at := t0 + 500*time.Millisecond
+	cases := []struct {
+		name      string
+		b         Balancer
+		conn      Conn
+		latencies string
+		running   string // executing per machine at t0 + 0.5 s, and the farm's
+		sent      string
+	}{
+		// Round robin over 4 machines: 8 requests, 2 per machine; each
+		// machine serves its 2 one after the other.
+		{"round-robin", Balancer{Policy: BalanceRoundRobin}, Conn{},
+			"1 1 1 1 2 2 2 2", "2+2+2+2 = 8", "[2 2 2 2]"},
+		// Sticky (keep-alive through an L4 balancer): the front end's 2
+		// connections went to be#1 and be#2 and every call follows its
+		// connection, so be#3 and be#4 never see a request.
+		{"sticky, 2 connections", Balancer{Policy: BalanceSticky}, Conn{Limit: 2, PerConnection: true},
+			"1 1 2 2 3 3 4 4", "1+1+0+0 = 2", "[4 4 0 0]"},
+		{"sticky, 2 connections, shared queue", Balancer{Policy: BalanceSticky}, Conn{Limit: 2},
+			"1 1 2 2 3 3 4 4", "1+1+0+0 = 2", "[4 4 0 0]"},
+		// Unlimited connections: 8 opened at t0, dealt round robin.
+		{"sticky, unlimited connections", Balancer{Policy: BalanceSticky}, Conn{},
+			"1 1 1 1 2 2 2 2", "2+2+2+2 = 8", "[2 2 2 2]"},
+		// Round robin again, but 2 connections for the whole farm: the
+		// balancer alternates, and at most 2 run at once.
+		{"round-robin, 2 connections", Balancer{Policy: BalanceRoundRobin}, Conn{Limit: 2, PerConnection: true},
+			"1 1 2 2 3 3 4 4", "1+1+0+0 = 2", "[2 2 2 2]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, res := outcomes(t, farmTop(8, 4, tc.b, Call{Conn: tc.conn}, oneCore()))
+			expect(t, "latencies", got, tc.latencies)
+			expect(t, "executing at t0+0.5s", runningAt(t, res, at), tc.running)
+			expect(t, "sent", fmt.Sprint(res.Balancers[0].Sent), tc.sent)
+		})
+	}
+}
+
+func TestFarmVirtualHostVersusPerHostLimit(t *testing.T) {
+	// A connection limit of 2 from the front end. Addressed by the
+	// farm's one virtual host name it is one ServicePoint: 2 calls at a
+	// time reach the farm of 4. Addressed by each machine's own name it is
+	// a ServicePoint per machine: 2 × 4 = 8 at once.
+	be := tier("be", wait(time.Second))
+	at := t0 + 500*time.Millisecond
+	for _, tc := range []struct {
+		name                string
+		perHost             bool
+		latencies, running  string
+		pools, inUseMax     string
+		farmLimit, hostName string
+	}{
+		{"virtual host", false, "1 1 2 2 3 3 4 4", "1+1+0+0 = 2", "fe→be", "2", "2", "be"},
+		{"per host", true, "1 1 1 1 1 1 1 1", "2+2+2+2 = 8", "fe→be#1 fe→be#2 fe→be#3 fe→be#4", "8", "8", "be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := farmTop(8, 4, Balancer{Policy: BalanceRoundRobin}, Call{Conn: Conn{Limit: 2}, PerHost: tc.perHost}, be)
+			got, res := outcomes(t, top)
+			expect(t, "latencies", got, tc.latencies)
+			expect(t, "executing at t0+0.5s", runningAt(t, res, at), tc.running)
+			var pools []string
+			for _, c := range res.ReplicaCalls {
+				pools = append(pools, c.From+"→"+c.To)
+			}
+			if !tc.perHost {
+				pools = []string{res.Calls[1].From + "→" + res.Calls[1].To}
+			}
+			expect(t, "pools", strings.Join(pools, " "), tc.pools)
+			fc := res.Calls[1]
+			expect(t, "connections in use at most", fmt.Sprint(fc.InUseMax), tc.inUseMax)
+			expect(t, "farm limit", fmt.Sprint(fc.Limit), tc.farmLimit)
+			expect(t, "folded to", fc.To, tc.hostName)
+		})
+	}
+}
+
+func TestFarmLeastOutstandingAndBalancerDoor(t *testing.T) {
+	// Requests that arrive at one instant see only each other as
+	// outstanding: least outstanding deals them as round robin would (the
+	// tie goes to the first machine at or after the round-robin position).
+	slow := oneCore()
+	top := farmTop(3, 2, Balancer{Policy: BalanceLeastOutstanding}, Call{}, slow)
+	top.Tiers[1].Steps = []Step{cpu(3 * time.Second)}
+	got, res := outcomes(t, top)
+	expect(t, "least outstanding", got, "1 3 6")
+	expect(t, "sent", fmt.Sprint(res.Balancers[0].Sent), "[2 1]")
+
+	// The balancer's own door: 2 at a time, a queue of 1; the fourth of
+	// four is refused with a 503 at once, the third waits for a place.
+	top = farmTop(4, 2, Balancer{Policy: BalanceRoundRobin, MaxConns: 2, QueueLimit: 1}, Call{}, tier("be", wait(time.Second)))
+	got, res = outcomes(t, top)
+	expect(t, "balancer door", got, "0/rejected 1 1 2")
+	if b := res.Balancers[0]; b.Rejected != 1 || b.InUseMax != 2 || b.WaitingMax != 1 {
+		t.Errorf("balancer %+v", b)
+	}
+
+	// Its latency: 50 ms each way.
+	top = farmTop(1, 2, Balancer{Policy: BalanceRoundRobin, Latency: 50 * time.Millisecond}, Call{}, tier("be", wait(time.Second)))
+	got, _ = outcomes(t, top)
+	expect(t, "balancer latency", got, "1.1")
+}
+
+func TestPick(t *testing.T) {
+	// Least outstanding skips the busy machine; round robin does not.
+	s := BalanceState{Next: 0, Outstanding: []int{3, 0, 1}}
+	if r := Pick(BalanceLeastOutstanding, &s, 0, -1); r != 1 || s.Next != 2 {
+		t.Errorf("least outstanding picked %d (next %d), want 1 (next 2)", r, s.Next)
+	}
+	s.Outstanding = []int{1, 1, 1}
+	if r := Pick(BalanceLeastOutstanding, &s, 0, -1); r != 2 {
+		t.Errorf("least outstanding tie picked %d, want 2 (the round-robin position)", r)
+	}
+	s = NewBalanceState(3)
+	var got []int
+	for range 4 {
+		got = append(got, Pick(BalanceRoundRobin, &s, 0, -1))
+	}
+	if fmt.Sprint(got) != "[0 1 2 0]" {
+		t.Errorf("round robin %v", got)
+	}
+	if r := Pick(BalanceRandom, &s, 0.999999, -1); r != 2 {
+		t.Errorf("random at u≈1 picked %d", r)
+	}
+	if r := Pick(BalanceByUser, &s, 0, 7); r != 1 {
+		t.Errorf("user 7 of 3 agents on %d, want 1", r)
+	}
+	// Affinity keeps a session's calls on its machine; without, a call
+	// sent elsewhere is refused there.
+	b := Balancer{Policy: BalanceRoundRobin, Affinity: true}
+	s = NewBalanceState(3)
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2); r != 2 || no || s.Next != 0 {
+		t.Errorf("affinity: %d %v (next %d)", r, no, s.Next)
+	}
+	b.Affinity = false
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2); r != 0 || !no {
+		t.Errorf("no affinity: %d %v, want 0 refused", r, no)
+	}
+	if fmt.Sprint(StickyShares(6, 4)) != "[0.3333333333333333 0.3333333333333333 0.16666666666666666 0.16666666666666666]" {
+		t.Errorf("sticky shares %v", StickyShares(6, 4))
+	}
+}
