@@ -55,7 +55,8 @@ type lane struct {
 	live int
 }
 
-// ring is a FIFO of tickets in a growable ring buffer.
+// ring is a FIFO of tickets in a growable ring buffer whose length is 0 or
+// a power of two.
 type ring struct {
 	q       []ticket
 	head, n int
@@ -223,22 +224,24 @@ func (s *slots) changed() {
 	}
 }
 
+// The ring's length is 0 or a power of two, so that wrapping around is a
+// mask rather than a division (this runs for every wait for a slot).
 func (r *ring) push(t ticket) {
 	if r.n == len(r.q) {
-		nq := make([]ticket, 2*len(r.q)+4)
+		nq := make([]ticket, max(2*len(r.q), 4))
 		for i := 0; i < r.n; i++ {
-			nq[i] = r.q[(r.head+i)%len(r.q)]
+			nq[i] = r.q[(r.head+i)&(len(r.q)-1)]
 		}
 		r.q, r.head = nq, 0
 	}
-	r.q[(r.head+r.n)%len(r.q)] = t
+	r.q[(r.head+r.n)&(len(r.q)-1)] = t
 	r.n++
 }
 
 func (r *ring) pop() ticket {
 	t := r.q[r.head]
 	r.q[r.head] = ticket{}
-	r.head = (r.head + 1) % len(r.q)
+	r.head = (r.head + 1) & (len(r.q) - 1)
 	r.n--
 	return t
 }
