@@ -7,7 +7,16 @@
 // An Engine is a plain value driven by one goroutine: no locks, no goroutine
 // per entity, no wall clock. Concurrency lives only across replications, each
 // with its own Engine. Given the same seed, a run is the same sequence of
-// events, bit for bit.
+// events, bit for bit. The one exception to "one goroutine" is
+// Engine.Interrupt, which another goroutine calls to stop a Run (Run looks
+// at it every 4096 events).
+//
+// The calendar is an index-tracked 4-ary heap. Events that run a fixed delay
+// after they are scheduled, such as request deadlines, can go through a Lane
+// instead: a FIFO with only its head in the heap, so that cancelling them,
+// which is their usual fate, costs O(1). Engine.Reschedule moves a pending
+// event in one sift (the processor-sharing CPU moves its completion so).
+// Neither changes the order in which events run.
 //
 // Ties. Events are ordered by (time, class, insertion sequence). At one
 // instant, every ClassRelease event runs before every ClassCompletion event,
