@@ -59,6 +59,11 @@ const (
 	MaxSteps       = 1000
 	MaxVariants    = 10_000
 	MaxSweepValues = 10_000
+	// MaxReplicas bounds a farm's replicas and the load's agents, and
+	// MaxMachines all the machines of a scenario (tiers, replicas of
+	// farms, load agents).
+	MaxReplicas = 1024
+	MaxMachines = 4096
 )
 
 // Seeds: the file and the command line take every uint64, 0 included. A

@@ -28,6 +28,9 @@ type Experiment struct {
 	// Sweep holds the sweep axes; several axes form a grid whose first axis
 	// is outermost. Empty without a sweep.
 	Sweep []SweepAxis
+	// PerReplica (report.per_replica): the reports show every machine of a
+	// farm, not only the farm's totals.
+	PerReplica bool
 
 	base     *docSpec
 	variants []variantSpec
@@ -127,6 +130,7 @@ type loader struct {
 	files   *files
 	errs    []pendingErr
 	sources []*source
+	report  map[string]setting // [report]: report.per_replica
 }
 
 // pendingErr is an error whose line is looked up only when loading fails.
@@ -368,6 +372,9 @@ func (p *loader) load(name string, data []byte) *Experiment {
 		}
 	}
 	x.base = doc
+	if s, ok := p.report["per_replica"]; ok {
+		x.PerReplica = s.v.(bool)
+	}
 	if _, hasTiers := m["tier"]; len(doc.tiers) == 0 && !hasTiers && !topoFailed {
 		// Not when tiers were given but refused (3,000 of them, or every one
 		// broken), nor when the topology failed to load: "no tiers" would be
@@ -491,6 +498,12 @@ func (p *loader) parseDoc(src *source, m map[string]any, topo bool) *docSpec {
 			if topo {
 				p.errorf(pos{src: src, key: k}, k, "not allowed in a topology file (put it in the experiment)")
 			}
+		case "report":
+			if topo {
+				p.errorf(pos{src: src, key: k}, k, "not allowed in a topology file (put it in the experiment)")
+				continue
+			}
+			p.parseReport(src, m[k])
 		case "tier":
 			p.parseTiers(src, m[k], doc)
 		default:
@@ -919,4 +932,28 @@ func joinInts(xs []int, add int) string {
 		s[i] = strconv.Itoa(x + add)
 	}
 	return strings.Join(s, ", ")
+}
+
+// parseReport reads the [report] table: per_replica.
+func (p *loader) parseReport(src *source, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		p.errorf(pos{src: src, key: "report"}, "report", "want a [report] table, got %s", describe(v))
+		return
+	}
+	p.report = map[string]setting{}
+	d := keyDef{name: "per_replica", typ: tBool}
+	for _, k := range sortedKeys(m) {
+		at := pos{src: src, key: "report." + k}
+		if k != "per_replica" {
+			p.errorf(at, "report."+k, "unknown key%s", suggestFrom(k, []string{"per_replica"}, "report."))
+			continue
+		}
+		pv, err := parseValue(&d, m[k], p.files)
+		if err != nil {
+			p.errorf(at, "report."+k, "%v", err)
+			continue
+		}
+		p.report[k] = setting{v: pv, raw: m[k], at: at}
+	}
 }

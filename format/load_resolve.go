@@ -17,11 +17,13 @@ import (
 
 // topDefaults are the defaults of top-level and load keys.
 var topDefaults = map[string]any{
-	"duration":     "5m",
-	"warmup":       "0s",
-	"sample_every": "1s",
-	"precision":    0.0,
-	"load.timeout": "0s", // the load client waits as long as it takes
+	"duration":         "5m",
+	"warmup":           "0s",
+	"sample_every":     "1s",
+	"precision":        0.0,
+	"load.timeout":     "0s", // the load client waits as long as it takes
+	"load.agents":      1,
+	"load.agent_cores": 1,
 }
 
 // tierDefaults are the defaults of tier keys that the tier preset leaves out.
@@ -54,6 +56,10 @@ var tierDefaults = map[string]any{
 	"admission.client_connected_check": "5s",         // facts §2a: clientConnectedCheck
 	"wcf.instancing":                   "PerSession", // facts §4: InstanceContextMode default
 	"wcf.concurrency":                  "Single",     // facts §4: ConcurrencyMode default
+	"replicas":                         1,
+	"balancer.policy":                  "round-robin",
+	"balancer.affinity":                "session",
+	"balancer.latency":                 "0s",
 }
 
 // callDefaults are the defaults of call keys that do not depend on the
@@ -74,6 +80,7 @@ var callDefaults = map[string]any{
 	"retry.attempts":         1,
 	"retry.backoff":          "0s",
 	"retry.jitter":           0.0,
+	"farm_address":           "virtual",
 }
 
 // layer is one source of values in a lookup chain.
@@ -225,15 +232,19 @@ func (p *loader) resolve(doc *docSpec) model.Topology {
 	topo.Tiers = make([]model.Tier, len(doc.tiers))
 	var callAt [][]pos // per tier, per step: where the call target was set
 	callAt = make([][]pos, len(doc.tiers))
+	farms := p.resolveFarms(doc)
 	for i, t := range doc.tiers {
-		topo.Tiers[i], callAt[i] = p.resolveTier(t, index, names)
+		topo.Tiers[i], callAt[i] = p.resolveTier(t, index, names, farms)
 	}
 	p.checkCycles(topo.Tiers, doc, callAt)
-	topo.Load = p.resolveLoad(doc, top, index, names)
+	var ag *agentSpec
+	topo.Load, ag = p.resolveLoad(doc, top, index, names, farms)
+	p.checkAffinity(farms)
+	p.expandFarms(&topo, farms, ag, top)
 	return topo
 }
 
-func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string) (model.Tier, []pos) {
+func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, farms []*farmSpec) (model.Tier, []pos) {
 	label := "tier." + t.name + "."
 	base := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: tierDefaults}}, at: t.at, label: label}
 	n := base.int(scopeTier, "cores")
@@ -255,7 +266,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string) 
 	tier.WCF = resolveWCF(c, n)
 	tier.Admission = resolveAdmission(c, tier)
 
-	steps, callAt := p.resolveSteps(t, c, tier, index, names)
+	steps, callAt := p.resolveSteps(t, c, tier, index, names, farms)
 	tier.Steps = steps
 	return tier, callAt
 }
@@ -398,7 +409,7 @@ func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	return a
 }
 
-func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[string]int, names []string) ([]model.Step, []pos) {
+func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[string]int, names []string, farms []*farmSpec) ([]model.Step, []pos) {
 	steps := make([]model.Step, 0, len(t.steps))
 	callAt := make([]pos, len(t.steps))
 	locks := map[string]int{}
@@ -470,6 +481,15 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 			}}
 			call := p.resolveCall(cc, callerInfo{tier: tier, target: target, tierKeys: t.keys, tierPreset: c.layers[1].raw, tierLabel: "tier." + t.name + ".", tierAt: t.at})
 			call.Target = ti
+			var tf *farmSpec
+			if ti >= 0 {
+				tf = farms[ti]
+			}
+			callers := 0
+			if f := farms[index[t.name]]; f != nil {
+				callers = f.n
+			}
+			p.farmCall(cc, call, tf, target, callers, t.name)
 			st.Kind, st.Call = model.StepCall, call
 		}
 		steps = append(steps, st)
@@ -721,7 +741,7 @@ func callSite(doc *docSpec, tier int, target string, fallback pos) (pos, string)
 	return fallback, "tier." + t.name
 }
 
-func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, names []string) model.Load {
+func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, names []string, farms []*farmSpec) (model.Load, *agentSpec) {
 	var l model.Load
 	// Blame the [load] table for missing keys.
 	top := &chain{p: p, layers: top0.layers, at: pos{src: top0.at.src, key: "load"}}
@@ -807,6 +827,16 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	call := p.resolveCall(lc, callerInfo{target: target, load: true})
 	call.Target = ti
 	call.Timeout = top.dur(scopeTop, "load.timeout")
+	ag := p.resolveAgents(doc, top, &l, names)
+	var tf *farmSpec
+	if ti >= 0 {
+		tf = farms[ti]
+	}
+	callers, from := 0, "load"
+	if ag != nil {
+		callers, from = ag.n, agentName
+	}
+	p.farmCall(lc, call, tf, target, callers, from)
 	l.Call = *call
-	return l
+	return l, ag
 }

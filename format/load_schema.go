@@ -98,6 +98,7 @@ var callKeys = []keyDef{
 	intKey("retry.attempts", 1, 100, ""),
 	{name: "retry.backoff", typ: tDist},
 	floatKey("retry.jitter", 0, 1, false),
+	enumKey("farm_address", "virtual", "per-host"),
 }
 
 // clientOnly names the keys that only mean something for one client.
@@ -153,6 +154,9 @@ var topKeys = concatKeys(
 		{name: "load.rate_schedule", typ: tSchedule, max: MaxRate},
 		{name: "load.interarrival", typ: tInterarrival},
 		durKey("load.timeout", 0, maxSettingDur, false),
+		intKey("load.agents", 1, MaxReplicas, "agents"),
+		{name: "load.agent_cpu", typ: tDist},
+		intKey("load.agent_cores", 1, 1024, "cores"),
 	},
 	callKeysExcept("load.call.", "call", "timeout"),
 )
@@ -168,6 +172,12 @@ var tierKeys = concatKeys(
 		floatKey("memory_per_request_kb", 0, 1e7, false),
 		enumKey("dotnet", dotnetVersions...),
 		{name: "auto_config", typ: tBool},
+		intKey("replicas", 1, MaxReplicas, "machines"),
+		enumKey("balancer.policy", model.BalanceNames()...),
+		enumKey("balancer.affinity", "session", "none"),
+		intKey("balancer.max_connections", 1, 1e7, ""),
+		intKey("balancer.queue_limit", 0, 1e7, ""),
+		durKey("balancer.latency", 0, time.Hour, false),
 	},
 	poolKeys("worker"),
 	poolKeys("io"),
@@ -273,7 +283,7 @@ func schemaKeys() []string {
 // structuralKeys are the keys of the file that are not settable by variants
 // and sweeps (they shape the experiment itself).
 var structuralKeys = []string{
-	"name", "description", "seed", "replications", "topology",
+	"name", "description", "seed", "replications", "topology", "report.per_replica",
 	"tier.name", "tier.step",
 	"variant.name", "variant.description", "variant.set",
 	"sweep.key", "sweep.values", "sweep.from", "sweep.to", "sweep.step", "sweep.factor", "sweep.axis",
