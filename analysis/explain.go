@@ -153,11 +153,16 @@ type knob struct {
 func knobFor(top *model.Topology, b *model.Bound) (knob, bool) {
 	tierIdx := -1
 	for i := range top.Tiers {
-		if top.Tiers[i].Name == b.Tier {
-			tierIdx = i
+		if t := &top.Tiers[i]; t.Name == b.Tier || (t.Farm == b.Tier && tierIdx < 0) {
+			tierIdx = i // a farm: its first machine stands for all
 		}
 	}
 	id := func(n int) int { return n }
+	if m := b.Machines; m > 1 && b.Kind != "cpu" {
+		// A per-machine limit: the key sets each machine's (each pool's)
+		// share of the n the farm needs.
+		id = func(n int) int { return (n + m - 1) / m }
+	}
 	const maxInt32 = math.MaxInt32
 	switch b.Kind {
 	case "connection":
@@ -182,10 +187,14 @@ func knobFor(top *model.Topology, b *model.Bound) (knob, bool) {
 			key, name = "connection_limit_code", "ServicePointManager.DefaultConnectionLimit"
 		}
 		k := knob{name: name + " " + from + "→" + to, from: int(b.Limit), value: id, max: maxInt32}
+		if b.Machines > 1 {
+			k.from = int(b.PerMachine)
+			k.name += " (per calling machine)"
+		}
 		if key == "pool_size" {
 			k.max = 1e6
 		}
-		if from == "load" {
+		if from == "load" || (tierIdx >= 0 && top.Tiers[tierIdx].Agent) {
 			k.keys = []string{"load.call." + key}
 			return k, true
 		}
@@ -238,6 +247,12 @@ func knobFor(top *model.Topology, b *model.Bound) (knob, bool) {
 	case "cpu":
 		if tierIdx < 0 {
 			return knob{}, false
+		}
+		if b.Machines > 0 {
+			// A farm grows by machines: replicas = ⌈cores needed / cores each⌉.
+			per := max(int(b.PerMachine), 1)
+			return knob{name: "the machines of " + b.Tier, keys: []string{"tier." + b.Tier + ".replicas"}, from: b.Machines,
+				value: func(n int) int { return (n + per - 1) / per }, max: format.MaxReplicas}, true
 		}
 		return knob{name: "the cores of " + b.Tier, keys: []string{"tier." + b.Tier + ".cores"}, from: top.Tiers[tierIdx].Cores, value: id, max: 1024}, true
 	}
@@ -356,7 +371,8 @@ func applyKnob(x *format.Experiment, variant string, k knob, b *model.Bound, n i
 			continue
 		}
 		for _, o := range a.Bounds {
-			if o.Throttle == b.Throttle && o.Limit == float64(n) {
+			// A farm's limit is a multiple of each machine's: at least n.
+			if o.Throttle == b.Throttle && (o.Limit == float64(n) || (b.Machines > 0 && o.Limit >= float64(n))) {
 				return key, true
 			}
 		}

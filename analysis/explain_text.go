@@ -178,10 +178,18 @@ func fmtSlots(b *model.Bound) string {
 	unit := map[string]string{
 		"connection": "connections", "threads": "threads", "threads-min": "threads", "admission": "requests",
 		"wcf-calls": "calls", "wcf-sessions": "sessions", "wcf-instances": "instances",
-		"instance-lock": "instance", "lock": "holder", "cpu": "cores",
+		"instance-lock": "instance", "lock": "holder", "cpu": "cores", "balancer": "requests",
 	}[b.Kind]
 	if math.IsInf(b.Limit, 1) {
 		return "no limit"
+	}
+	if b.Machines > 1 {
+		// A per-machine limit multiplies with the machines.
+		what := "machines"
+		if b.Kind == "connection" {
+			what = "pools"
+		}
+		return fmt.Sprintf("%s %s: %s × %d %s", fmtLimit(b.Limit), unit, fmtLimit(b.PerMachine), b.Machines, what)
 	}
 	return fmtLimit(b.Limit) + " " + unit
 }
@@ -225,8 +233,9 @@ func fmtUsersOrRate(b *model.Bound, a model.Analysis) string {
 func unitOf(b *model.Bound) string {
 	s := fmtSlots(b)
 	if i := strings.IndexByte(s, ' '); i >= 0 {
-		return s[i+1:]
+		s = s[i+1:]
 	}
+	s, _, _ = strings.Cut(s, ":") // "cores: 4 × 4 machines" is in cores
 	return s
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,6 +22,13 @@ type Bound struct {
 	PerSec   float64       // requests per second it allows: Limit/Hold (+Inf when unlimited)
 	Users    float64       // closed load: users at which it saturates, (D+Z)·PerSec (0 when open)
 	Note     string        // how the limit was decided, or why the hold is what it is
+	// Machines, for a throttle of every machine of a farm (each its own:
+	// cores, pools, throttles, connection pools of its callers), is how
+	// many there are; Limit and Hold are then their sums, PerSec that of
+	// the machine that saturates first (the busiest, when the balancer
+	// spreads unevenly), and PerMachine one machine's limit. 0 otherwise.
+	Machines   int
+	PerMachine float64
 }
 
 // Analysis is the before-simulation answer: every throttle's bound, the
@@ -75,7 +84,7 @@ func Analyse(top *Topology) Analysis {
 			case StepWait:
 				p.total += st.Demand.Mean()
 			case StepCall:
-				c := callTime(top, st.Call, true, visit)
+				c := callTime(top, st.Call, !t.Agent, visit)
 				p.total += c
 				p.calls += c
 			case StepLock:
@@ -92,18 +101,29 @@ func Analyse(top *Topology) Analysis {
 	}
 	// Visits per top-level request, from the entry down the call graph
 	// (Load validation forbids cycles).
+	// A call into a farm visits each machine by its share (farmShares).
 	visits := make([]float64, n)
+	shares := farmShares(top)
 	var walk func(i int, v float64)
+	var into func(c *Call, v float64)
+	into = func(c *Call, v float64) {
+		if c.Farm == nil {
+			walk(c.Target, v)
+			return
+		}
+		for r, m := range c.Farm.Replicas {
+			walk(m, v*shares[c.Farm.Index][r])
+		}
+	}
 	walk = func(i int, v float64) {
 		visits[i] += v
 		for si := range top.Tiers[i].Steps {
 			if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
-				walk(st.Call.Target, v)
+				into(st.Call, v)
 			}
 		}
 	}
-	entry := top.Load.Call.Target
-	walk(entry, 1)
+	into(&top.Load.Call, 1)
 
 	a := Analysis{D: callTime(top, &top.Load.Call, false, visit), Z: top.Load.Think.Mean()}
 	if top.Load.Kind == LoadClosed {
@@ -133,7 +153,7 @@ func Analyse(top *Topology) Analysis {
 	}
 	// The load's own connections.
 	lc := &top.Load.Call
-	add(Bound{Throttle: "connections load→" + top.Tiers[entry].Name, Kind: "connection", Tier: "load",
+	add(Bound{Throttle: "connections load→" + top.HostName(lc, 0), Kind: "connection", Tier: "load",
 		Limit: limit(lc.Conn.Limit), Hold: connHold(top, lc, false, visit), Note: lc.Conn.Resolution})
 	for i := range top.Tiers {
 		t := &top.Tiers[i]
@@ -158,7 +178,9 @@ func Analyse(top *Topology) Analysis {
 		} else if p.calls > 0 {
 			note += "; sync handler: the thread is held during downstream calls"
 		}
-		add(Bound{Throttle: pname + " " + t.Name, Kind: "threads", Tier: t.Name, Limit: float64(pool.Max), Hold: threadHold, Note: note})
+		if !t.Agent { // a load agent's threads are not modelled: one per user
+			add(Bound{Throttle: pname + " " + t.Name, Kind: "threads", Tier: t.Name, Limit: float64(pool.Max), Hold: threadHold, Note: note})
+		}
 		if pool.Injection == InjectCLR && pool.Min < pool.Max {
 			add(Bound{Throttle: pname + " " + t.Name + " (minimum, before injection)", Kind: "threads-min", Tier: t.Name,
 				Limit: float64(maxInt(pool.Min, 1)), Hold: threadHold,
@@ -184,7 +206,7 @@ func Analyse(top *Topology) Analysis {
 				// whole life of a user's own proxy (so MaxConcurrentSessions
 				// caps the users served at once), or per call.
 				switch {
-				case c == &top.Load.Call && c.Proxy.Kind == ProxyPerUser:
+				case c.Proxy.Kind == ProxyPerUser: // the load's call, or its agents'
 					add(Bound{Throttle: "MaxConcurrentSessions " + t.Name, Kind: "wcf-sessions", Tier: t.Name,
 						Limit: float64(w.MaxSessions), Hold: a.D + a.Z,
 						Note: "each user keeps a session for its proxy's life: at most this many users are served"})
@@ -209,6 +231,9 @@ func Analyse(top *Topology) Analysis {
 			add(Bound{Throttle: fmt.Sprintf("lock %d %s", k, t.Name), Kind: "lock", Tier: t.Name, Limit: 1, Hold: scale(h, v)})
 		}
 		cpu := scale(p.cpu+serverBindingCPU(top, i)+clientBindingCPU(top, i), v)
+		if t.Agent {
+			cpu = scale(p.cpu, v) // a load agent's CPU is its own step
+		}
 		add(Bound{Throttle: "CPU " + t.Name, Kind: "cpu", Tier: t.Name, Limit: float64(t.Cores), Hold: cpu,
 			Note: fmt.Sprintf("%d cores", t.Cores)})
 		for si := range t.Steps {
@@ -216,10 +241,36 @@ func Analyse(top *Topology) Analysis {
 			if st.Kind != StepCall {
 				continue
 			}
-			add(Bound{Throttle: "connections " + t.Name + "→" + top.Tiers[st.Call.Target].Name, Kind: "connection", Tier: t.Name,
-				Limit: limit(st.Call.Conn.Limit), Hold: scale(connHold(top, st.Call, true, visit), v), Note: st.Call.Conn.Resolution})
+			c := st.Call
+			hold := scale(connHold(top, c, !t.Agent, visit), v)
+			if c.Farm != nil && c.PerHost {
+				// A pool per machine of the farm, each carrying its share.
+				for r := range c.Farm.Replicas {
+					add(Bound{Throttle: "connections " + t.Name + "→" + top.HostName(c, r), Kind: "connection", Tier: t.Name,
+						Limit: limit(c.Conn.Limit), Hold: scale(hold, shares[c.Farm.Index][r]), Note: c.Conn.Resolution})
+				}
+				continue
+			}
+			add(Bound{Throttle: "connections " + t.Name + "→" + top.HostName(c, 0), Kind: "connection", Tier: t.Name,
+				Limit: limit(c.Conn.Limit), Hold: hold, Note: c.Conn.Resolution})
 		}
 	}
+	// A farm's balancer, when it has a door of its own.
+	for fi := range top.Farms {
+		f := &top.Farms[fi]
+		if f.Balancer.MaxConns <= 0 {
+			continue
+		}
+		var hold time.Duration
+		for _, m := range f.Replicas {
+			if c := callInto(top, m); c != nil {
+				hold += scale(visit(m).total+c.Binding.cost(c.RequestKB)+c.Binding.cost(c.ReplyKB)+f.Balancer.Latency, visits[m])
+			}
+		}
+		add(Bound{Throttle: "balancer " + f.Name, Kind: "balancer", Tier: f.Name, Limit: float64(f.Balancer.MaxConns), Hold: hold,
+			Note: fmt.Sprintf("the balancer passes %d requests at once (balancer.max_connections)", f.Balancer.MaxConns)})
+	}
+	a.Bounds = mergeFarmBounds(top, a.Bounds, shares)
 	sort.SliceStable(a.Bounds, func(i, j int) bool { return a.Bounds[i].PerSec < a.Bounds[j].PerSec })
 	// The thread minimum is a transient limit (injection lifts it); it does
 	// not bind in steady state, so the binding bound is the first other one.
@@ -279,6 +330,9 @@ func serverBindingCPU(top *Topology, i int) time.Duration {
 
 // clientBindingCPU is the encode+decode CPU tier i spends on its own calls.
 func clientBindingCPU(top *Topology, i int) time.Duration {
+	if top.Tiers[i].Agent {
+		return 0
+	}
 	var d time.Duration
 	for si := range top.Tiers[i].Steps {
 		if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
@@ -289,12 +343,23 @@ func clientBindingCPU(top *Topology, i int) time.Duration {
 }
 
 func callInto(top *Topology, i int) *Call {
-	if top.Load.Call.Target == i {
+	reaches := func(c *Call) bool {
+		if c.Farm == nil {
+			return c.Target == i
+		}
+		for _, m := range c.Farm.Replicas {
+			if m == i {
+				return true
+			}
+		}
+		return false
+	}
+	if reaches(&top.Load.Call) {
 		return &top.Load.Call
 	}
 	for ti := range top.Tiers {
 		for si := range top.Tiers[ti].Steps {
-			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall && st.Call.Target == i {
+			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall && reaches(st.Call) {
 				return st.Call
 			}
 		}
@@ -316,4 +381,153 @@ func maxInt(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// farmShares is, for each farm, the share of the farm's requests each
+// machine receives: even under round robin, random, least outstanding and
+// with per-host addressing; under BalanceSticky the connections of its
+// callers (through the virtual host) dealt round robin (StickyShares);
+// for the load's agents, the users dealt u mod K.
+func farmShares(top *Topology) [][]float64 {
+	out := make([][]float64, len(top.Farms))
+	for fi := range top.Farms {
+		f := &top.Farms[fi]
+		n := len(f.Replicas)
+		out[fi] = StickyShares(0, n)
+		switch {
+		case f.Balancer.Policy == BalanceByUser && top.Load.Kind == LoadClosed:
+			users := int(math.Round(top.Load.Users.Max()))
+			if users > 0 {
+				for r := range out[fi] {
+					c := users / n
+					if r < users%n {
+						c++
+					}
+					out[fi][r] = float64(c) / float64(users)
+				}
+			}
+		case f.Balancer.Policy == BalanceSticky:
+			conns := 0
+			for _, c := range callsInto(top, f) {
+				if c.PerHost {
+					continue
+				}
+				if c.Conn.Limit <= 0 {
+					conns = 0
+					break
+				}
+				conns += c.Conn.Limit
+			}
+			out[fi] = StickyShares(conns, n)
+		}
+	}
+	return out
+}
+
+// callsInto returns every call into farm f, the load's first.
+func callsInto(top *Topology, f *Farm) []*Call {
+	var out []*Call
+	if top.Load.Call.Farm == f {
+		out = append(out, &top.Load.Call)
+	}
+	for ti := range top.Tiers {
+		for si := range top.Tiers[ti].Steps {
+			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall && st.Call.Farm == f {
+				out = append(out, st.Call)
+			}
+		}
+	}
+	return out
+}
+
+// mergeFarmBounds folds the bounds of a farm's machines into one per
+// throttle, named after the farm ("CPU web" for "CPU web#1" … "CPU
+// web#4", "connections web→be" for every pool from a machine of web to
+// the farm be or to each of its machines): a per-machine limit multiplies
+// with the machines (see Bound.Machines).
+func mergeFarmBounds(top *Topology, bounds []Bound, shares [][]float64) []Bound {
+	farmOf := map[string]string{}
+	for i := range top.Tiers {
+		if t := &top.Tiers[i]; t.Farm != "" {
+			farmOf[t.Name] = t.Farm
+		}
+	}
+	if len(farmOf) == 0 {
+		return bounds
+	}
+	name := func(s string) string {
+		if f, ok := farmOf[s]; ok {
+			return f
+		}
+		return s
+	}
+	var out []Bound
+	index := map[string]int{}
+	for _, b := range bounds {
+		throttle := b.Throttle
+		if rest, ok := strings.CutPrefix(throttle, "connections "); ok && b.Kind == "connection" {
+			from, to, _ := strings.Cut(rest, "→")
+			throttle = "connections " + name(from) + "→" + name(to)
+		} else if f, ok := farmOf[b.Tier]; ok {
+			throttle = strings.Replace(throttle, b.Tier, f, 1)
+		}
+		_, machine := farmOf[b.Tier]
+		if to, ok := strings.CutPrefix(b.Throttle, "connections load→"); ok {
+			_, machine = farmOf[to]
+		}
+		if !machine && throttle == b.Throttle {
+			out = append(out, b)
+			continue
+		}
+		key := b.Kind + "|" + throttle
+		k, seen := index[key]
+		if !seen {
+			index[key] = len(out)
+			m := b
+			m.Throttle, m.Tier, m.Machines, m.PerMachine = throttle, name(b.Tier), 1, b.Limit
+			out = append(out, m)
+			continue
+		}
+		m := &out[k]
+		m.Machines++
+		m.Limit += b.Limit
+		m.Hold += b.Hold
+		if b.PerSec < m.PerSec {
+			m.PerSec, m.Users = b.PerSec, b.Users
+		}
+	}
+	for i := range out {
+		m := &out[i]
+		if m.Machines == 0 || m.Kind == "connection" {
+			continue
+		}
+		f := top.farmNamed(m.Tier)
+		if f == nil {
+			continue
+		}
+		per := strconv.FormatFloat(m.PerMachine, 'g', -1, 64)
+		if math.IsInf(m.PerMachine, 1) {
+			per = "unlimited"
+		}
+		m.Note += fmt.Sprintf("; %d machines of %s, %s each", m.Machines, f.Name, per)
+		sh := shares[f.Index]
+		most := 0.0
+		for _, x := range sh {
+			most = max(most, x)
+		}
+		if n := float64(len(sh)); most > 1/n+1e-9 {
+			m.Note += fmt.Sprintf("; the busiest machine receives %.0f%% of the farm's requests (%s), not %.0f%%", 100*most, f.Balancer.Policy, 100/n)
+		}
+	}
+	return out
+}
+
+// farmNamed returns the farm called name, or nil.
+func (top *Topology) farmNamed(name string) *Farm {
+	for k := range top.Farms {
+		if top.Farms[k].Name == name {
+			return &top.Farms[k]
+		}
+	}
+	return nil
 }
