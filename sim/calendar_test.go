@@ -74,7 +74,8 @@ func TestCalendarAgainstSortedSlice(t *testing.T) {
 	}
 }
 
-// TestCalendarWithLanesAgainstSortedSlice mixes heap events, lane events
+// TestCalendarWithLanesAgainstSortedSlice mixes heap events (a third of
+// them at the current instant), lane events
 // (lanes with equal and distinct delays, so that lane events tie with each
 // other and with heap events), pops, cancels, Reschedule and When, and
 // compares every pop with a sorted-slice reference ordered by (time, class,
@@ -136,6 +137,9 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 		switch {
 		case r < 4:
 			at := e.now + Time(rng.IntN(400)) // many ties on purpose
+			if rng.IntN(3) == 0 {
+				at = e.now
+			}
 			class := Class(rng.IntN(int(numClasses)))
 			seq++
 			kind++
@@ -182,6 +186,9 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 				t.Fatalf("op %d: When = %v %v, want %v", op, at, ok, x.at)
 			}
 			d := time.Duration(rng.IntN(400))
+			if rng.IntN(3) == 0 {
+				d = 0
+			}
 			class := Class(rng.IntN(int(numClasses)))
 			id, ok := e.Reschedule(x.id, d, class)
 			if !ok {
@@ -271,6 +278,48 @@ func TestLaneTieOrder(t *testing.T) {
 	if e.Events() != uint64(len(want)) {
 		t.Fatalf("events = %d, want %d (a cancelled lane event is no event)", e.Events(), len(want))
 	}
+}
+
+// Events scheduled for the current instant run in (time, class, sequence)
+// order with those scheduled for it earlier.
+func TestScheduleNowTieOrder(t *testing.T) {
+	e := New(1)
+	r := &recorder{}
+	at := &scheduleAt{r: r}
+	e.Schedule(time.Second, ClassArrival, at, 0, nil) // at 1 s, schedules 10, 30, 50, 70 and 99 for then
+	e.Schedule(time.Second, ClassCompletion, r, 20, nil)
+	e.Schedule(time.Second, ClassTimeout, r, 40, nil)
+	e.Schedule(time.Second, ClassArrival, r, 60, nil)
+	e.Run(MaxTime)
+	// At 1 s: Completion 20 and Timeout 40 before the Arrival (0) that
+	// schedules more for 1 s (lower classes); then its Release 10 and
+	// Completion 30 (lower classes than the rest), then
+	// Arrival 60 before Arrival 50 (same class, scheduled earlier), then
+	// Sample 70; the cancelled Timeout 99 never.
+	want := []int32{20, 40, 0, 10, 30, 60, 50, 70}
+	if len(r.got) != len(want) {
+		t.Fatalf("got %v, want %v", r.got, want)
+	}
+	for i := range want {
+		if r.got[i] != want[i] {
+			t.Fatalf("got %v, want %v", r.got, want)
+		}
+	}
+	if e.Events() != uint64(len(want)) {
+		t.Fatalf("events = %d, want %d", e.Events(), len(want))
+	}
+}
+
+type scheduleAt struct{ r *recorder }
+
+func (s *scheduleAt) OnEvent(e *Engine, kind int32, arg any) {
+	s.r.got = append(s.r.got, kind)
+	e.Schedule(0, ClassSample, s.r, 70, nil)
+	e.Schedule(0, ClassArrival, s.r, 50, nil)
+	e.Schedule(0, ClassCompletion, s.r, 30, nil)
+	id := e.Schedule(0, ClassTimeout, s.r, 99, nil)
+	e.Schedule(0, ClassRelease, s.r, 10, nil)
+	e.Cancel(id)
 }
 
 // Interrupt, called from another goroutine, stops a Run that would never
