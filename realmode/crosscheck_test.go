@@ -328,9 +328,11 @@ func judge(s, ns, r *results.Run, n noise, scale float64) []verdict {
 }
 
 // watchWaitSteps samples, every 20 ms, how many goroutines are inside a
-// wait step of a request (asleep in clock.sleep called from job.run), from
-// the runtime's goroutine profile, and returns the most seen in two
-// samples in a row.
+// wait step of a request (asleep in clock.sleep called by a method of job;
+// a CPU demand's sleep is called by tierRT.useCPU), from the runtime's
+// goroutine profile, and returns the most seen in two samples in a row.
+// The checks require the limit reached, so a change of those names fails
+// them rather than passing them unseen.
 func watchWaitSteps() func() int {
 	p := pprof.Lookup("goroutine")
 	var b bytes.Buffer
@@ -344,7 +346,7 @@ func watchWaitSteps() func() int {
 }
 
 // inWaitStep counts, in a goroutine profile written with debug=1, the
-// goroutines whose stack has job.run right below clock.sleep.
+// goroutines whose stack has a method of job right below clock.sleep.
 func inWaitStep(profile []byte) int {
 	n := 0
 	for _, rec := range bytes.Split(profile, []byte("\n\n")) {
@@ -359,7 +361,7 @@ func inWaitStep(profile []byte) int {
 				}
 				continue
 			}
-			if prevSleep && strings.Contains(line, "realmode.(*job).run+") {
+			if prevSleep && strings.Contains(line, "realmode.(*job).") {
 				n += count
 				break
 			}
