@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +117,9 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 	}
 	for i, sc := range done {
 		j := scenarioJSON{Variant: sc.Variant, Params: params(sc.Params), Aggregate: sc.Agg}
+		if !r.PerReplica { // every machine of a farm only on request
+			j.Aggregate.Replicas, j.Aggregate.ReplicaCalls = nil, nil
+		}
 		if j.Params == nil {
 			j.Params = params{}
 		}
@@ -260,8 +264,16 @@ func TimeseriesCSV(r *results.Experiment) ([]byte, error) {
 			continue
 		}
 		names := sc.First.TierNames
+		if r.PerReplica {
+			// The farms' machines after the tiers and farms.
+			names = append(append([]string(nil), names...), sc.First.ReplicaNames...)
+		}
 		for _, s := range sc.First.Series {
-			for i, t := range s.Tiers {
+			tiers := s.Tiers
+			if r.PerReplica && len(s.Replicas) > 0 {
+				tiers = append(append([]results.TierSample(nil), tiers...), s.Replicas...)
+			}
+			for i, t := range tiers {
 				name := ""
 				if i < len(names) {
 					name = names[i]
@@ -472,7 +484,7 @@ func pictures(r *results.Experiment) []picture {
 	if !r.IsSweep() {
 		var runs []plots.Run
 		for _, sc := range done {
-			runs = append(runs, plots.Run{Label: sc.Variant, Run: sc.First})
+			runs = append(runs, plots.Run{Label: sc.Variant, Run: withMachines(r, sc.First)})
 		}
 		note := ""
 		if r.Replications > 1 {
@@ -762,6 +774,24 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 				return err
 			}
 		}
+		if len(sc.Agg.Balancers) > 0 {
+			fmt.Fprintln(w)
+			if err := PrintBalancers(w, sc.Agg.Balancers); err != nil {
+				return err
+			}
+		}
+		if r.PerReplica && len(sc.Agg.Replicas) > 0 {
+			fmt.Fprintln(w, "\nevery machine of the farms:")
+			if err := PrintTiers(w, sc.Agg.Replicas); err != nil {
+				return err
+			}
+			if len(sc.Agg.ReplicaCalls) > 0 {
+				fmt.Fprintln(w)
+				if err := PrintCalls(w, sc.Agg.ReplicaCalls); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -783,7 +813,7 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 			calls = MeanMax(x.OutstandingMean, x.OutstandingMax)
 		}
 		err := t.Append([]string{
-			x.Name,
+			TierLabel(x),
 			strconv.Itoa(x.Cores),
 			FmtFixed(100*x.CPUUtil, 1),
 			MeanMax(x.ExecutingMean, x.ExecutingMax),
@@ -817,7 +847,7 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 		if x.Completed > 0 {
 			resp, pw = pair(x.ResponseP50, x.ResponseP99), FmtPercent(x.PWait)
 		}
-		err := t.Append([]string{x.Name, FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
+		err := t.Append([]string{TierLabel(x), FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
 		if err != nil {
 			return err
 		}
@@ -832,7 +862,7 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 
 func PrintCalls(w io.Writer, calls []results.Call) error {
 	t := NewTable(w, 1, "call", "conn limit", "conns in use", "waiting for a conn", "conn wait mean / p99", "calls", "timed out")
-	var notes []string
+	var notes, noted []string // a farm's machines share one note
 	for _, c := range calls {
 		name := c.From + " → " + c.To
 		limit := "none"
@@ -840,7 +870,13 @@ func PrintCalls(w io.Writer, calls []results.Call) error {
 			limit = strconv.Itoa(c.Limit)
 		}
 		if c.Resolution != "" {
-			notes = append(notes, fmt.Sprintf("  %s: %s", name, c.Resolution))
+			if k := slices.Index(noted, c.Resolution); k >= 0 && results.FarmOf(c.From) != c.From {
+				head, rest, _ := strings.Cut(notes[k], ": ")
+				notes[k] = head + ", " + name + ": " + rest
+			} else {
+				notes = append(notes, fmt.Sprintf("  %s: %s", name, c.Resolution))
+				noted = append(noted, c.Resolution)
+			}
 		}
 		wait := "–"
 		if c.Calls > 0 {
@@ -956,4 +992,62 @@ func Abbreviate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// withMachines is run with the farms' machines after its tiers, in its
+// names and series, when the reports show every machine (PerReplica).
+func withMachines(r *results.Experiment, run *results.Run) *results.Run {
+	if !r.PerReplica || run == nil || len(run.ReplicaNames) == 0 {
+		return run
+	}
+	c := *run
+	c.TierNames = append(append([]string(nil), run.TierNames...), run.ReplicaNames...)
+	c.Series = make([]results.Sample, len(run.Series))
+	for i, s := range run.Series {
+		s.Tiers = append(append([]results.TierSample(nil), s.Tiers...), s.Replicas...)
+		c.Series[i] = s
+	}
+	return &c
+}
+
+// TierLabel names a tier in the tables: a farm's totals as "web ×4".
+func TierLabel(x results.Tier) string {
+	if x.Replicas > 0 {
+		return fmt.Sprintf("%s ×%d", x.Name, x.Replicas)
+	}
+	return x.Name
+}
+
+// PrintBalancers prints each farm's balancer: its policy, its own door,
+// and how many requests it sent to each machine (an imbalance shows here).
+func PrintBalancers(w io.Writer, bs []results.Balancer) error {
+	t := NewTable(w, 1, "balancer", "policy", "limit", "in use", "waiting", "rejected", "refused", "requests sent to each machine")
+	for _, b := range bs {
+		limit, inUse, waiting := "none", "–", "–"
+		if b.Limit > 0 {
+			limit = strconv.Itoa(b.Limit)
+			inUse, waiting = MeanMax(b.InUseMean, b.InUseMax), MeanMax(b.WaitingMean, b.WaitingMax)
+		}
+		var total int64
+		for _, n := range b.Sent {
+			total += n
+		}
+		sent := make([]string, len(b.Sent))
+		for i, n := range b.Sent {
+			sent[i] = strconv.FormatInt(n, 10)
+			if total > 0 && len(b.Sent) <= 8 {
+				sent[i] += " (" + FmtPercent(float64(n)/float64(total)) + ")"
+			}
+		}
+		err := t.Append([]string{b.Farm, b.Policy, limit, inUse, waiting,
+			strconv.FormatInt(b.Rejected, 10), strconv.FormatInt(b.Refused, 10), Abbreviate(strings.Join(sent, ", "), 120)})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  (refused: sent off their session's machine without affinity, and failed there)")
+	return nil
 }

@@ -41,6 +41,14 @@ type Aggregate struct {
 	Events         uint64     `json:"events"`
 	CI             *Intervals `json:"ci,omitempty"`
 
+	// Farms: every machine's counters and calls (Run.Replicas,
+	// ReplicaCalls) aggregated as Tiers and Calls are, and each farm's
+	// balancer. The reports show the machines only on request
+	// (Experiment.PerReplica).
+	Replicas     []Tier     `json:"replicas,omitempty"`
+	ReplicaCalls []Call     `json:"replica_calls,omitempty"`
+	Balancers    []Balancer `json:"balancers,omitempty"`
+
 	// Quantiles are the mean latency at q = 0.001 ... 0.999, for the
 	// latency distribution picture; nil where not kept.
 	Quantiles []float64 `json:"-"`
@@ -84,6 +92,9 @@ type Experiment struct {
 	ReplicationSeeds []uint64
 	Mode             string // "sim" or "real"
 	Sweep            []Axis
+	// PerReplica: the reports show every machine of a farm besides the
+	// farm's totals (report.per_replica, tsim run --per-replica).
+	PerReplica bool
 	// Scenarios has one entry per scenario, in order; a scenario that did
 	// not finish (the run was interrupted) is nil.
 	Scenarios []*Scenario

@@ -107,6 +107,9 @@ type Plan struct {
 	Reps  int
 	Mode  string // "sim" or "real"
 	Shard Shard  // which work items this process runs; the zero value is all
+	// PerReplica: the reports show every machine of a farm (besides the
+	// file's report.per_replica).
+	PerReplica bool
 	// Set are settings applied to every scenario on top of the file's
 	// (key paths as in a sweep, such as "tier.web.calls.maxconnection");
 	// the command line's and the library's overrides.
@@ -125,6 +128,8 @@ type Overrides struct {
 	OutDir  string // results go to OutDir/<file stem>
 	Workers int
 	Input   input.Options // limits and confinement of the files read
+	// PerReplica: report every machine of a farm (tsim run --per-replica).
+	PerReplica bool
 }
 
 // PlanFiles loads every file and returns its plan, or every problem found:
@@ -139,7 +144,7 @@ func PlanFiles(files []string, o Overrides) ([]*Plan, []error) {
 			errs = append(errs, err)
 			continue
 		}
-		p := &Plan{Path: f, Stem: Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: o.Mode, Shard: o.Shard, Sources: src}
+		p := &Plan{Path: f, Stem: Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: o.Mode, Shard: o.Shard, Sources: src, PerReplica: o.PerReplica}
 		if err := CheckStem(p.Stem); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v", f, err))
 			continue
@@ -414,6 +419,7 @@ func (p *Plan) newExperiment() *results.Experiment {
 		Replications:     p.Reps,
 		ReplicationSeeds: p.Seeds(),
 		Mode:             p.Mode,
+		PerReplica:       p.X.PerReplica || p.PerReplica,
 		Scenarios:        make([]*results.Scenario, p.X.NumScenarios()),
 	}
 	if r.Name == "" {
@@ -572,6 +578,16 @@ func aggregateRuns(runs []*results.Run) results.Aggregate {
 	a.Latency.None = len(withLat) == 0
 	a.Tiers = aggregateTiers(runs)
 	a.Calls = aggregateCalls(runs)
+	if len(runs[0].Replicas) > 0 {
+		machines := make([][]results.Tier, len(runs))
+		balancers := make([][]results.Balancer, len(runs))
+		for i, r := range runs {
+			machines[i], balancers[i] = r.Replicas, r.Balancers
+		}
+		a.Replicas = results.MeanTiers(machines)
+		a.ReplicaCalls = aggregateCallsOf(runs, func(r *results.Run) []results.Call { return r.ReplicaCalls }, runs[0].ReplicaNames)
+		a.Balancers = results.MeanBalancers(balancers)
+	}
 	if len(runs) > 1 {
 		a.CI = &results.Intervals{
 			Level:          ciLevel,
@@ -600,6 +616,13 @@ func aggregateTiers(runs []*results.Run) []results.Tier {
 // to, occurrence) rather than by position, and listed in tier order: the
 // load's calls first, then by caller and callee.
 func aggregateCalls(runs []*results.Run) []results.Call {
+	return aggregateCallsOf(runs, func(r *results.Run) []results.Call { return r.Calls }, nil)
+}
+
+// aggregateCallsOf is aggregateCalls of the rows calls picks from each
+// run; names, if given, order the callers and callees (else the run's
+// TierNames).
+func aggregateCallsOf(runs []*results.Run, calls func(*results.Run) []results.Call, names []string) []results.Call {
 	type key struct {
 		from, to string
 		nth      int
@@ -610,7 +633,7 @@ func aggregateCalls(runs []*results.Run) []results.Call {
 	n := float64(len(runs))
 	for _, r := range runs {
 		seen := map[[2]string]int{}
-		for _, c := range r.Calls {
+		for _, c := range calls(r) {
 			pair := [2]string{c.From, c.To}
 			k := key{c.From, c.To, seen[pair]}
 			seen[pair]++
@@ -637,7 +660,10 @@ func aggregateCalls(runs []*results.Run) []results.Call {
 		}
 	}
 	order := map[string]int{"load": -1}
-	for i, name := range runs[0].TierNames {
+	if names == nil {
+		names = runs[0].TierNames
+	}
+	for i, name := range names {
 		order[name] = i
 	}
 	rank := func(k key) [3]int { return [3]int{order[k.from], order[k.to], k.nth} }
@@ -806,6 +832,8 @@ type ItemJSON struct {
 	Run         *results.Run     `json:"run"`
 	TierNames   []string         `json:"tier_names,omitempty"`
 	Series      []results.Sample `json:"series,omitempty"`
+	// ReplicaNames are the machines of the farms (Run.ReplicaNames).
+	ReplicaNames []string `json:"replica_names,omitempty"`
 	// Points are [t, latency, outcome] triples.
 	Points    [][3]float64 `json:"points,omitempty"`
 	Quantiles []float64    `json:"quantiles,omitempty"`
@@ -819,7 +847,7 @@ type paramJSON struct {
 func encodeItem(it Item) ItemJSON {
 	r := it.Run
 	j := ItemJSON{Item: it.Index, Scenario: it.Scenario.Index, Replication: it.Rep, Variant: it.Scenario.Variant,
-		Params: []paramJSON{}, Run: r, TierNames: r.TierNames, Series: r.Series, Quantiles: r.Quantiles}
+		Params: []paramJSON{}, Run: r, TierNames: r.TierNames, Series: r.Series, Quantiles: r.Quantiles, ReplicaNames: r.ReplicaNames}
 	for _, kv := range it.Scenario.Params {
 		j.Params = append(j.Params, paramJSON{kv.Key, kv.Value})
 	}
@@ -834,7 +862,7 @@ func decodeItem(j ItemJSON) (Item, error) {
 	if r == nil {
 		return Item{}, errors.New("no run")
 	}
-	r.TierNames, r.Series, r.Quantiles = j.TierNames, j.Series, j.Quantiles
+	r.TierNames, r.Series, r.Quantiles, r.ReplicaNames = j.TierNames, j.Series, j.Quantiles, j.ReplicaNames
 	for _, p := range j.Points {
 		o := results.Outcome(p[2])
 		if p[2] != float64(o) || o > results.Failed {

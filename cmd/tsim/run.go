@@ -36,6 +36,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	cpuFlag := fs.String("cpu", "sharing", "")
 	outputsFlag := fs.String("outputs", "json,csv,png", "")
 	noPlots := fs.Bool("no-plots", false, "")
+	perReplica := fs.Bool("per-replica", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -90,7 +91,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 
 	// Load every file before running any: a mistake in the last file
 	// should not wait for the first to finish.
-	o := runner.Overrides{Mode: *mode, Shard: sh, OutDir: *outDir}
+	o := runner.Overrides{Mode: *mode, Shard: sh, OutDir: *outDir, PerReplica: *perReplica}
 	if set["seed"] {
 		o.Seed = seed
 	}
