@@ -37,7 +37,8 @@ func storyBTimeouts(r *results.Run, want, tol float64) (n, at int) {
 }
 
 // 2. A .NET load client keeps System.Net's 2 connections per host: the
-// service never sees more than 2 calls, whatever the number of clients.
+// service never sees more than 2 calls, whatever the number of clients
+// (seed 000, "Why Only Two Concurrent Requests for WCF Load Testing?").
 func TestStoryOnlyTwoRequests(t *testing.T) {
 	runs := runStory(t, "only-two-requests.toml", 0)
 	for _, n := range []float64{50, 100, 200} {
@@ -48,15 +49,16 @@ func TestStoryOnlyTwoRequests(t *testing.T) {
 		if def == nil || fix == nil || loop == nil {
 			t.Fatalf("missing scenarios for %s users: %v", users, runs)
 		}
-		// The default client: a limit of 2, so 2 calls at the service,
-		// ~8 calls/s (2 / 0.26 s), latency ≈ clients / 8 per second.
+		// The post's figure: "only two concurrent threads ... no matter how
+		// many requests" — 2 WCF calls, on 2 I/O threads (each also holds its
+		// ASP.NET worker thread: the synchronous module).
 		if c := def.Calls[0]; c.Limit != 2 || c.InUseMax != 2 {
 			t.Errorf("%s users, default: connection limit %d, max in use %.0f; want 2 and 2", users, c.Limit, c.InUseMax)
 		}
 		svc := tierOf(t, def, "service")
-		if svc.ExecutingMax > 2 || svc.ThreadsBusyMax > 2 || svc.CPUUtil > 0.04 {
-			t.Errorf("%s users, default: service executing max %.0f, threads busy max %.0f, CPU %.1f%%; want ≤ 2, ≤ 2, < 4%%",
-				users, svc.ExecutingMax, svc.ThreadsBusyMax, 100*svc.CPUUtil)
+		if svc.OutstandingMax != 2 || svc.IOBusyMax != 2 || svc.CurrentMax != 2 || svc.CPUUtil > 0.04 {
+			t.Errorf("%s users, default: calls outstanding max %.0f, I/O threads busy max %.0f, requests at the service max %.0f, CPU %.1f%%; want 2, 2, 2, < 4%%",
+				users, svc.OutstandingMax, svc.IOBusyMax, svc.CurrentMax, 100*svc.CPUUtil)
 		}
 		if g := def.GoodputPerS; g < 7 || g > 9 {
 			t.Errorf("%s users, default: %.2f calls/s, want 7–9 (2 connections / 0.26 s)", users, g)
@@ -67,15 +69,16 @@ func TestStoryOnlyTwoRequests(t *testing.T) {
 		if def.Calls[0].WaitMean < 0.9*def.Latency.Mean {
 			t.Errorf("%s users, default: connection wait %.2f s of %.2f s; want almost all of it", users, def.Calls[0].WaitMean, def.Latency.Mean)
 		}
-		// The fix and the loopback run reach the service's throttle: 32
-		// calls executing (one thread each), the rest wait at the throttle.
+		// The fix and the loopback run reach the service's own limits: 32
+		// calls (maxConcurrentCalls) inside the 48 requests ASP.NET executes
+		// (12 × 4 CPUs, the post's "12 * [Number of CPU]").
 		for name, r := range map[string]*results.Run{"maxconnection-200": fix, "same-machine": loop} {
 			s := tierOf(t, r, "service")
-			if s.ThreadsBusyMax != 32 || s.ExecutingMax != n {
-				t.Errorf("%s users, %s: threads busy max %.0f (want the throttle, 32), calls at the service %.0f (want %s)",
-					users, name, s.ThreadsBusyMax, s.ExecutingMax, users)
+			if s.OutstandingMax != 32 || s.ExecutingMax != math.Min(n, 48) || s.CurrentMax != n {
+				t.Errorf("%s users, %s: calls outstanding max %.0f (want 32), executing max %.0f (want %v), at the service %.0f (want %s)",
+					users, name, s.OutstandingMax, s.ExecutingMax, math.Min(n, 48), s.CurrentMax, users)
 			}
-			if r.Breakdown.ThrottleWait < 0.1 {
+			if r.Breakdown.ThrottleWait < 0.05 {
 				t.Errorf("%s users, %s: throttle wait %.3f s per call, want calls queued at the throttle", users, name, r.Breakdown.ThrottleWait)
 			}
 			if r.GoodputPerS < 14*def.GoodputPerS {
@@ -103,8 +106,8 @@ func TestStoryOnlyTwoRequests(t *testing.T) {
 func TestStoryOnlyTwoRequestsTimeline(t *testing.T) {
 	runs := runStory(t, "only-two-requests-timeline.toml", 0)
 	def, fix := runs["client-default"], runs["maxconnection-200"]
-	if s := tierOf(t, def, "service"); s.ExecutingMax > 2 {
-		t.Errorf("default: service executing max %.0f, want ≤ 2 at 50, 100 and 200 clients", s.ExecutingMax)
+	if s := tierOf(t, def, "service"); s.OutstandingMax > 2 || s.CurrentMax > 2 {
+		t.Errorf("default: service calls max %.0f, requests max %.0f; want ≤ 2 at 50, 100 and 200 clients", s.OutstandingMax, s.CurrentMax)
 	}
 	// Latency follows the number of clients: ~6 s, ~12 s, ~25 s.
 	for _, c := range []struct{ from, to, lo, hi float64 }{{20, 60, 4.5, 8}, {90, 120, 10, 15}, {150, 180, 21, 29}} {
@@ -112,16 +115,16 @@ func TestStoryOnlyTwoRequestsTimeline(t *testing.T) {
 			t.Errorf("default: mean latency in [%g, %g) s = %.1f s, want %g–%g s", c.from, c.to, m, c.lo, c.hi)
 		}
 	}
-	// With the fix, the I/O pool grows to the throttle's 32 threads at the
-	// CLR's ~2 per second above its minimum of 4, and stays there.
-	if b := storyBTier(t, fix, 0, 8).ThreadsBusy; b >= 32 {
-		t.Errorf("fixed: %v threads busy at 8 s; the CLR should still be adding them", b)
+	// With the fix, WCF's calls grow to the throttle's 32 as the CLR adds
+	// I/O threads at ~2 per second above its minimum of 4, and stay there.
+	if b := storyBTier(t, fix, 0, 8).Outstanding; b >= 32 {
+		t.Errorf("fixed: %v calls at 8 s; the CLR should still be adding threads", b)
 	}
-	if b := storyBTier(t, fix, 0, 20).ThreadsBusy; b != 32 {
-		t.Errorf("fixed: %v threads busy at 20 s, want 32", b)
+	if b := storyBTier(t, fix, 0, 20).Outstanding; b != 32 {
+		t.Errorf("fixed: %v calls at 20 s, want 32", b)
 	}
-	if s := storyBTier(t, fix, 0, 170); s.ThreadsBusy != 32 || s.Executing != 200 {
-		t.Errorf("fixed at 170 s: threads busy %v (want 32), calls at the service %v (want 200)", s.ThreadsBusy, s.Executing)
+	if s := storyBTier(t, fix, 0, 170); s.Outstanding != 32 || s.Executing != 48 || s.Current != 200 {
+		t.Errorf("fixed at 170 s: calls %v (want 32), executing %v (want 48), at the service %v (want 200)", s.Outstanding, s.Executing, s.Current)
 	}
 }
 
@@ -129,6 +132,14 @@ func TestStoryOnlyTwoRequestsTimeline(t *testing.T) {
 func TestStoryWCF4Defaults(t *testing.T) {
 	runs := runStory(t, "wcf4-defaults.toml", 0)
 	old, neu := runs["wcf35"], runs["wcf4"]
+	// The post's figures: 16 / 10 / 26 in 3.0/3.5; 16 × N, 100 × N and their
+	// sum in WCF 4 ("on a 4-proc server ... 16 * 4 = 64").
+	for v, want := range map[string][3]int{"wcf35": {16, 10, 26}, "wcf4": {64, 400, 464}} {
+		w := storyTopology(t, "wcf4-defaults.toml", v).Tiers[0].WCF
+		if got := [3]int{w.MaxCalls, w.MaxSessions, w.MaxInstances}; got != want {
+			t.Errorf("%s: throttles (calls, sessions, instances) %v, the post %v", v, got, want)
+		}
+	}
 	// .NET 3.5: 10 sessions; the other clients wait their whole SendTimeout.
 	n, at60 := storyBTimeouts(old, 60, 0.001)
 	if n < 200 || at60 != n {
@@ -206,23 +217,26 @@ func TestStorySyncVsAsyncService(t *testing.T) {
 	}
 }
 
-// 5. IIS-hosted WCF: the synchronous HTTP module against the asynchronous one.
+// 5. IIS-hosted WCF 3.5: the synchronous HTTP module against the 3.5 SP1
+// asynchronous one (seed 000/001, "WCF Request Throttling and Server
+// Scalability", "Orcas SP1 Improvement").
 func TestStoryAsyncHTTPModule(t *testing.T) {
 	runs := runStory(t, "async-http-module.toml", 0)
 	syn, asy := runs["sync-module"], runs["async-module"]
 	s := tierOf(t, syn, "svc")
-	// 12 requests per CPU on 4 cores, two threads each, a full queue, 503s.
-	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.QueuedMax != 5000 {
-		t.Errorf("sync module: executing max %.0f (want 48), threads busy max %.0f (want 96), queued max %.0f (want 5000)",
-			s.ExecutingMax, s.ThreadsBusyMax, s.QueuedMax)
+	// The posts' figures: 12 requests per CPU on 4 cores, two threads each.
+	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.WorkerBusyMax != 48 || s.IOBusyMax != 48 {
+		t.Errorf("sync module: executing max %.0f (want 12 × 4 = 48), threads busy max %.0f (want 96: %.0f worker + %.0f I/O)",
+			s.ExecutingMax, s.ThreadsBusyMax, s.WorkerBusyMax, s.IOBusyMax)
 	}
-	if s.CPUUtil > 0.03 || syn.RejectRate < 0.95 {
-		t.Errorf("sync module: CPU %.1f%%, %.1f%% rejected; want < 3%% and ≥ 95%%", 100*s.CPUUtil, 100*syn.RejectRate)
+	if s.AppQueuedMax != 5000 || s.CPUUtil > 0.03 || syn.RejectRate < 0.95 {
+		t.Errorf("sync module: application queue max %.0f (want 5000), CPU %.1f%%, %.1f%% rejected; want < 3%% and ≥ 95%%", s.AppQueuedMax, 100*s.CPUUtil, 100*syn.RejectRate)
 	}
 	if g := syn.ThroughputPerS; g < 8.5 || g > 10 {
 		t.Errorf("sync module: %.2f calls/s, want ≈ 9.6 (48 / 5 s)", g)
 	}
-	// Async module and operation: thousands in progress on a few threads.
+	// /ia /t 1000 and an asynchronous operation: thousands in progress on a
+	// few threads ("the whole stack does not hold any thread").
 	a := tierOf(t, asy, "svc")
 	if a.ExecutingMean < 1800 || a.ExecutingMax < 2000 || a.ThreadsBusyMax > 10 {
 		t.Errorf("async module: executing mean %.0f / max %.0f (want ≈ 2000), threads busy max %.0f (want ≤ 10)",
@@ -234,18 +248,13 @@ func TestStoryAsyncHTTPModule(t *testing.T) {
 	if asy.Latency.Mean > 5.3 || a.CPUUtil < 0.3 || a.CPUUtil > 0.7 {
 		t.Errorf("async module: mean %.2f s (want the partner's ≈ 5 s), CPU %.0f%% (want 30–70%%)", asy.Latency.Mean, 100*a.CPUUtil)
 	}
-	if asy.GoodputPerS < 40*syn.GoodputPerS {
-		t.Errorf("async %.1f calls/s against sync %.1f; want ≥ 40×", asy.GoodputPerS, syn.GoodputPerS)
-	}
-	// The async module with a synchronous operation: each request still
-	// holds an I/O thread for its 5 s; the pool grows by injection to its
-	// 100 × 4 maximum, requestQueueLimit (5000, counting executing requests)
-	// turns the rest away.
+	// /ia /t 1000 with a synchronous operation: each request still holds an
+	// I/O thread for its 5 s; the pool grows by injection to its 100 × 4.
 	mix := runs["async-module-sync-op"]
 	m := tierOf(t, mix, "svc")
-	if m.ThreadsBusyMax != 400 || m.ExecutingMax != 5000 || mix.RejectRate < 0.8 {
-		t.Errorf("async module, sync operation: threads busy max %.0f (want 400), executing max %.0f (want 5000), %.0f%% rejected (want ≥ 80%%)",
-			m.ThreadsBusyMax, m.ExecutingMax, 100*mix.RejectRate)
+	if m.IOBusyMax != 400 || m.WorkerBusyMax != 0 || m.ExecutingMax != 4000 || mix.RejectRate < 0.8 {
+		t.Errorf("async module, sync operation: I/O busy max %.0f (want 400), worker busy max %.0f (want 0), executing max %.0f (want 1000 × 4), %.0f%% rejected (want ≥ 80%%)",
+			m.IOBusyMax, m.WorkerBusyMax, m.ExecutingMax, 100*mix.RejectRate)
 	}
 	if mix.GoodputPerS < 3*syn.GoodputPerS || mix.GoodputPerS > asy.GoodputPerS/4 {
 		t.Errorf("async module, sync operation: %.1f calls/s; want between sync module's ×3 (%.1f) and async's ÷4 (%.1f)",
@@ -288,31 +297,39 @@ func TestStoryAsyncHTTPModuleMemory(t *testing.T) {
 	}
 }
 
-// 6. InstanceContextMode Single: ConcurrencyMode Single against Multiple.
+// 6. A singleton with ConcurrencyMode Single; the instancing orders (seed
+// 000, "Service Instances and Concurrent Execution").
 func TestStoryInstancingConcurrency(t *testing.T) {
 	runs := runStory(t, "instancing-concurrency.toml", 0)
 	ss, sm, pc := runs["single-single"], runs["single-multiple"], runs["percall"]
 	s := tierOf(t, ss, "service")
-	if s.ThreadsBusyMax != 1 || s.CPUUtil > 0.2 || s.ExecutingMean < 23 {
-		t.Errorf("single-single: threads busy max %.0f (want 1), CPU %.0f%% (want < 20%%), %.1f calls at the service (want ≈ 24)",
-			s.ThreadsBusyMax, 100*s.CPUUtil, s.ExecutingMean)
+	// "only one thread actively processing the requests and other requests
+	// were in the queue"
+	if s.ThreadsBusyMax != 1 || s.ExecutingMax != 1 || s.QueuedMean < 22 {
+		t.Errorf("single-single: threads busy max %.0f, executing max %.0f (want 1 and 1), %.1f queued (want ≈ 23)", s.ThreadsBusyMax, s.ExecutingMax, s.QueuedMean)
 	}
-	if g := ss.GoodputPerS; g < 9 || g > 11 {
-		t.Errorf("single-single: %.2f calls/s, want ≈ 10 (one 0.1-s call at a time)", g)
+	// "the CPU utilization was only around 60%": tsim's one thread fills
+	// one of two cores, since it decodes and encodes inside the lock.
+	if s.CPUUtil < 0.48 || s.CPUUtil > 0.52 {
+		t.Errorf("single-single: CPU %.1f%%, want tsim's 50%% (one of two cores)", 100*s.CPUUtil)
 	}
-	if l := ss.Latency.Mean; l < 2 || l > 2.8 {
-		t.Errorf("single-single: mean latency %.2f s, want ≈ 2.4 s (24 × 0.1 s)", l)
-	}
+	notYet(t, "singleton CPU around 60%", "the encoder and channel work outside the instance's concurrency lock")
 	for name, r := range map[string]*results.Run{"single-multiple": sm, "percall": pc} {
 		m := tierOf(t, r, "service")
-		if m.CPUUtil < 0.97 || m.ThreadsBusyMax != 24 {
-			t.Errorf("%s: CPU %.1f%%, threads busy max %.0f; want saturated and 24", name, 100*m.CPUUtil, m.ThreadsBusyMax)
+		if m.CPUUtil < 0.97 {
+			t.Errorf("%s: CPU %.1f%%; want saturated", name, 100*m.CPUUtil)
 		}
-		if r.GoodputPerS < 7*ss.GoodputPerS || r.GoodputPerS > 82 {
-			t.Errorf("%s: %.1f calls/s against %.1f; want ≥ 7× and at most the CPU's 80/s", name, r.GoodputPerS, ss.GoodputPerS)
-		}
-		if r.Latency.Mean > 0.35 {
-			t.Errorf("%s: mean latency %.2f s, want ≈ 0.3 s", name, r.Latency.Mean)
+		if x := r.GoodputPerS / ss.GoodputPerS; x < 1.9 || x > 2.1 {
+			t.Errorf("%s: %.0f calls/s against %.0f; want 2× (both cores)", name, r.GoodputPerS, ss.GoodputPerS)
 		}
 	}
+	// One client: the post's orders need costs tsim does not have.
+	for _, k := range []string{"netTcp-PerSession", "netTcp-Single", "netTcp-PerCall", "basicHttp-Single", "basicHttp-PerCall", "basicHttp-PerSession"} {
+		r := runs["one-client-"+k]
+		if r == nil || r.Breakdown.LockWait > 0 || r.Breakdown.ThrottleWait > 0 {
+			t.Errorf("one client, %s: %+v; want served without waiting", k, r)
+		}
+	}
+	notYet(t, "one client, sessionful: PerSession > Single > PerCall", "a CPU cost of creating an instance and a cost of the singleton's global lock")
+	notYet(t, "one client, sessionless: Single > PerCall = PerSession", "a CPU cost of creating an instance")
 }

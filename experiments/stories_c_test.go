@@ -142,8 +142,10 @@ func TestStoryProxyLifecycle(t *testing.T) {
 }
 
 // 8. At 100 % CPU, the binding's encoder decides the peak: binary over text
-// +24 % for 5 KB replies and +71 % for 25 KB; wsHttp far below with
-// latency in seconds; netTcp and named pipes on top.
+// +24 % for 5 KB replies and +71 % for 25 KB (seed 001, "Improving the
+// performance of web services in Silverlight 3 Beta"; the binding table is
+// calibrated to them, so they hold by construction); wsHttp far below;
+// netTcp and named pipes on top (seed 004, Snyder).
 func TestStoryBindingsAndEncoders(t *testing.T) {
 	runs := runStory(t, "bindings-and-encoders.toml", 30*time.Second)
 	storyCClean(t, runs)
@@ -171,9 +173,14 @@ func TestStoryBindingsAndEncoders(t *testing.T) {
 		if !storyCWithin(text.GoodputPerS, c.text, 0.03) || !storyCWithin(ws.GoodputPerS, c.ws, 0.03) {
 			t.Errorf("%s KB: peaks text %.0f/s, wsHttp %.0f/s; want ≈ %.0f and ≈ %.0f", c.kb, text.GoodputPerS, ws.GoodputPerS, c.text, c.ws)
 		}
-		if ws.Latency.Mean < 2 || bin.Latency.Mean > 0.5 {
-			t.Errorf("%s KB: mean latency wsHttp %.2f s (want seconds, > 2 s), binary %.3f s (want < 0.5 s)", c.kb, ws.Latency.Mean, bin.Latency.Mean)
+		if ws.Latency.Mean < 2.5*bin.Latency.Mean || bin.Latency.Mean > 0.5 {
+			t.Errorf("%s KB: mean latency wsHttp %.2f s (want ≥ 2.5× binary's), binary %.3f s (want < 0.5 s)", c.kb, ws.Latency.Mean, bin.Latency.Mean)
 		}
+	}
+	// Snyder: the binary encoder's benefit "is not apparent when dealing
+	// with small objects": tsim keeps ~+16 % at 2 KB (shape only).
+	if g := get("basicHttp-binary", "2").GoodputPerS / get("basicHttp-text", "2").GoodputPerS; g < 1.1 || g > 1.2 {
+		t.Errorf("2 KB: binary over text %+.0f%%, want tsim's ≈ +16%%", 100*(g-1))
 	}
 	// Cheapest to dearest at every reply size.
 	for _, kb := range []string{"2", "5", "10", "25", "50"} {
@@ -187,45 +194,33 @@ func TestStoryBindingsAndEncoders(t *testing.T) {
 	}
 }
 
-// 9. A per-request CPU cost invisible in functional tests decides
-// everything once the CPU saturates: tracing in a hot path turns 5.7 ms
-// pages into ~36 s ones; a debug build is ~29× slower code on both tiers.
+// 9. Three Trace calls in a hot path (seed 002, Primrose): 5.7 ms a test
+// and 58 tests/s without them, 23 tests/s with them.
 func TestStoryHiddenCPUCosts(t *testing.T) {
 	runs := runStory(t, "hidden-cpu-costs.toml", 0)
-	rel, tr, dbg := storyCRun(t, runs, "release"), storyCRun(t, runs, "tracing-in-hot-path"), storyCRun(t, runs, "debug-build")
-	cpu := func(r *results.Run) float64 {
-		return storyCMean(t, r, "svc", 200, 360, func(s results.TierSample) float64 { return s.CPU })
-	}
-	// Functional tests (first minute, 40 testers).
-	relT, trT, dbgT := meanLatency(rel, 0, 60), meanLatency(tr, 0, 60), meanLatency(dbg, 0, 60)
-	if relT < 0.0045 || relT > 0.007 {
-		t.Errorf("release, functional tests: %.2f ms a page, want ≈ 5.7 ms", 1000*relT)
-	}
-	if trT < 0.020 || trT > 0.050 {
-		t.Errorf("tracing, functional tests: %.1f ms a page, want 20–50 ms (slower, but nobody notices)", 1000*trT)
-	}
-	if x := dbgT / relT; x < 15 || x > 29 {
-		t.Errorf("debug build, functional tests: %.1f ms = %.1f× release; want 15–29× (code × 29; encoders and network are not debug builds)", 1000*dbgT, x)
-	}
-	// Under load (steady state, 200–360 s).
-	if l := meanLatency(rel, 200, 360); l > 0.010 || cpu(rel) > 50 {
-		t.Errorf("release under load: %.1f ms, service CPU %.0f%%; want < 10 ms and < 50 %%", 1000*l, cpu(rel))
-	}
-	if l := meanLatency(tr, 200, 360); l < 31 || l > 41 || cpu(tr) < 99 {
-		t.Errorf("tracing under load: %.1f s, service CPU %.0f%%; want ≈ 36 s and 100 %%", l, cpu(tr))
-	}
-	if l := meanLatency(dbg, 200, 360); l < 100 || cpu(dbg) < 99 {
-		t.Errorf("debug build under load: %.0f s, service CPU %.0f%%; want ≥ 100 s and 100 %%", l, cpu(dbg))
-	}
-	// Throughput is the saturated service's: 2 cores / (10 × 2.7 ms + messages) ≈ 73/s.
-	if c := tierOf(t, tr, "svc").Completed; c < int64(0.9*73*300) || c > int64(1.1*(40.0/15*60+73*300)) {
-		t.Errorf("tracing: service completed %d calls, want ≈ 73/s for the 5 min of load", c)
-	}
 	storyCClean(t, runs)
-	// debug="true" switched executionTimeout off: nothing was aborted at 110 s.
-	if a := tierOf(t, dbg, "web").Aborted; a != 0 {
-		t.Errorf("debug build: %d pages aborted, want none (executionTimeout is off with debug=\"true\")", a)
+	rel, tr := storyCRun(t, runs, "release"), storyCRun(t, runs, "tracing-in-hot-path")
+	rate := func(r *results.Run, from, to float64) float64 {
+		return storyCMean(t, r, "app", from, to, func(s results.TierSample) float64 { return s.RequestsPerS })
 	}
+	// "a comfortable average of 5.7 milliseconds per test with a maximum of
+	// 19 milliseconds"
+	figure(t, "release: mean test time (s)", rel.Latency.Mean, 0.0057, 0.05)
+	figure(t, "release: max test time (s)", rel.Latency.Max, 0.019, 0.25)
+	// "58 tests/sec was the maximum number of tests required ... for 200
+	// users": the rate at 200 users (the last two minutes).
+	figure(t, "release: tests/s at 200 users", rate(rel, 480, 600), 58, 0.05)
+	// "The maximum tests/sec went from 23": the saturated rate (calibrated).
+	figure(t, "tracing: tests/s once the CPU saturates", rate(tr, 300, 600), 23, 0.1)
+	if c := storyCMean(t, tr, "app", 300, 600, func(s results.TierSample) float64 { return s.CPU }); c < 99 {
+		t.Errorf("tracing: CPU %.0f%% from 5 min on, want saturated", c)
+	}
+	// The test time climbs with the users; Little's law caps it at
+	// 200/23 − 3.44 ≈ 5.3 s, far from the post's 36 s.
+	if m := meanLatency(tr, 540, 600); m < 4 || m > 6 {
+		t.Errorf("tracing: %.1f s a test at 200 users, want ≈ 5 s", m)
+	}
+	notYet(t, "tracing: average test time peaking around 36 s", "a throughput that falls as contention grows (Trace's global lock handed among many threads)")
 }
 
 // 10. Clients time out, the server finishes their calls anyway; a short
@@ -236,7 +231,7 @@ func TestStoryTimeoutsAndOrphans(t *testing.T) {
 	runs := runStory(t, "timeouts-and-orphans.toml", 0)
 	late := func(r *results.Run) float64 { return storyCShare(r, 400, 600, results.TimedOut) }
 	backlog := func(r *results.Run, from, to float64) float64 {
-		return storyCMean(t, r, "svc", from, to, func(s results.TierSample) float64 { return s.Outstanding })
+		return storyCMean(t, r, "svc", from, to, func(s results.TierSample) float64 { return s.Current })
 	}
 	none, now := storyCRun(t, runs, "no-retry"), storyCRun(t, runs, "retry-now")
 	short, back := storyCRun(t, runs, "retry-short-backoff"), storyCRun(t, runs, "retry-backoff")

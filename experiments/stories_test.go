@@ -49,6 +49,30 @@ func runStory(t *testing.T, file string, duration time.Duration) map[string]*res
 	return out
 }
 
+// storyTopology compiles one variant of an experiment file.
+func storyTopology(t *testing.T, file, variant string) model.Topology {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment(file, data, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < x.NumScenarios(); i++ {
+		sc, err := x.Scenario(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Variant == variant {
+			return sc.Topology
+		}
+	}
+	t.Fatalf("%s: no variant %q", file, variant)
+	return model.Topology{}
+}
+
 func tierOf(t *testing.T, r *results.Run, name string) results.Tier {
 	t.Helper()
 	for _, tr := range r.Tiers {

@@ -1,0 +1,191 @@
+package experiments
+
+// The stories of issue 12, "The stories, faithful to their sources": each
+// test asserts the figures its document reports, within the document's own
+// precision, and lists as skipped subtests the figures tsim cannot reproduce
+// yet, with the mechanism each needs (docs/stories.md has every row).
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// Seed 002, Primrose: wsHttp saturates the server's CPU under a load test,
+// basicHttp answers in 28 ms.
+func TestStoryWsHttpLoadTest(t *testing.T) {
+	runs := runStory(t, "wshttp-load-test.toml", 0)
+	basic := storyCRun(t, runs, "basicHttp")
+	cpu := func(r *results.Run, from, to float64) float64 {
+		return storyCMean(t, r, "svc", from, to, func(s results.TierSample) float64 { return s.CPU })
+	}
+	for _, v := range []string{"wsHttp-default-throttles", "wsHttp-raised-throttles"} {
+		ws := storyCRun(t, runs, v)
+		// "After 90 seconds into a load test, the resources on the server got
+		// saturated": fine before, the CPU pinned after.
+		if m := meanLatency(ws, 0, 90); m > 1 {
+			t.Errorf("%s: %.2f s a test in the first 90 s, want under 1 s", v, m)
+		}
+		if c := cpu(ws, 100, 900); c < 95 {
+			t.Errorf("%s: CPU %.0f%% after 90 s, want saturated", v, c)
+		}
+		// "The test time starts to bounce around the 8 second mark": at the
+		// last step, 50 users.
+		figure(t, v+": test time at 50 users (s)", meanLatency(ws, 830, 900), 8, 0.15)
+		// "just a few thousand" requests
+		if n := ws.Requests.Completed; n < 2000 || n > 9999 {
+			t.Errorf("%s: %d tests completed, want a few thousand", v, n)
+		}
+		if ws.Requests.TimedOut != 0 {
+			t.Errorf("%s: %d timeouts; tsim's SendTimeout of 1 min is far", v, ws.Requests.TimedOut)
+		}
+	}
+	notYet(t, "default throttles: timeouts, security negotiation failures, executions halt, CPU back to normal",
+		"server sessions that outlive an aborted client until their inactivity timeout, and security negotiation with its own timeout and failure")
+	// "a consistent 28 milliseconds"; "processing over 28,000 requests"; "no
+	// longer peaking out, but is still working hard".
+	figure(t, "basicHttp: mean test time (s)", basic.Latency.Mean, 0.028, 0.1)
+	if m1, m2 := meanLatency(basic, 100, 450), meanLatency(basic, 450, 900); m1 > 0.035 || m2 > 0.035 {
+		t.Errorf("basicHttp: %.1f ms then %.1f ms a test; want a consistent ~28 ms", 1000*m1, 1000*m2)
+	}
+	if n := basic.Requests.Completed; n < 28000 {
+		t.Errorf("basicHttp: %d tests, want over 28,000", n)
+	}
+	if c := cpu(basic, 820, 900); c < 40 || c > 80 {
+		t.Errorf("basicHttp: CPU %.0f%% at 50 users, want working hard but not peaking (40–80%%)", c)
+	}
+}
+
+// Seed 004, Snyder: ~29,000 calls/s on netTcp; Open() helps; a debug client
+// costs 29×.
+func TestStoryNetTcp29k(t *testing.T) {
+	runs := runStory(t, "nettcp-29k.toml", 0)
+	storyCClean(t, runs)
+	tcp, tcpNo := storyCRun(t, runs, "netTcp-opened"), storyCRun(t, runs, "netTcp-not-opened")
+	http, httpNo := storyCRun(t, runs, "basicHttp-opened"), storyCRun(t, runs, "basicHttp-not-opened")
+	// "~29,000 requests per second": tsim lands on it only because its client
+	// has two cores of its own (see the header).
+	figure(t, "netTcp calls/s", tcp.GoodputPerS, 29000, 0.05)
+	if c := tierOf(t, tcp, "svc").CPUUtil; c < 0.99 {
+		t.Errorf("netTcp: service CPU %.0f%%, want saturated", 100*c)
+	}
+	notYet(t, "client and service on one dual-core box", "a load agent or tier that shares a machine's cores with the service")
+	// "By far the best channel is netTcpBinding"
+	if http.GoodputPerS > 0.5*tcp.GoodputPerS {
+		t.Errorf("basicHttp %.0f/s against netTcp %.0f/s; want netTcp far ahead", http.GoodputPerS, tcp.GoodputPerS)
+	}
+	// "Calling svc.Open() ... helps" (shape: the charts' values are not in the text)
+	for name, c := range map[string][2]*results.Run{"netTcp": {tcp, tcpNo}, "basicHttp": {http, httpNo}} {
+		if c[1].GoodputPerS > 0.6*c[0].GoodputPerS || tierOf(t, c[1], "svc").ExecutingMax != 1 {
+			t.Errorf("%s: %.0f/s without Open() against %.0f/s with; want one call at a time and much less", name, c[1].GoodputPerS, c[0].GoodputPerS)
+		}
+	}
+	// "29x slower" with the client in debug (calibrated: the agent's CPU).
+	dbg := storyCRun(t, runs, "debug-client")
+	figure(t, "debug client: times slower", tcp.GoodputPerS/dbg.GoodputPerS, 29, 0.05)
+	notYet(t, "server GC", "a garbage-collection cost per request that the GC mode changes")
+	notYet(t, "one-way operations", "a one-way exchange (the reply sent before the operation runs)")
+}
+
+// Seed 000/001, "Orcas SP1 Improvement": WcfAsyncWebUtil /ia /t 1000 and
+// more than 10K concurrent slow requests.
+func TestStoryWcfAsyncModule10k(t *testing.T) {
+	runs := runStory(t, "wcf-async-module-10k.toml", 70*time.Second)
+	syn, ia, iat, k := storyCRun(t, runs, "sync-module"), storyCRun(t, runs, "ia"), storyCRun(t, runs, "ia-t"), storyCRun(t, runs, "ia-t1000")
+	// MaxConcurrentRequestsPerCpu 12 on 16 cores; the synchronous module
+	// holds an ASP.NET worker thread per request (in the first 70 s the CLR
+	// is still injecting them, ~2/s from 16).
+	if s := tierOf(t, syn, "svc"); s.ExecutingMax > 192 || s.WorkerBusyMax != s.ExecutingMax || s.AppQueuedMax != 5000 {
+		t.Errorf("sync module: executing max %.0f, worker threads busy max %.0f, queue max %.0f; want ≤ 192, one worker each, 5000", s.ExecutingMax, s.WorkerBusyMax, s.AppQueuedMax)
+	}
+	// /ia alone: still 12 per CPU, but no thread held.
+	if s := tierOf(t, ia, "svc"); s.ExecutingMax != 192 || s.ThreadsBusyMax > 5 {
+		t.Errorf("/ia: executing max %.0f, threads busy max %.0f; want 192 and a handful", s.ExecutingMax, s.ThreadsBusyMax)
+	}
+	// /t: "Default is 100" per CPU.
+	if s := tierOf(t, iat, "svc"); s.ExecutingMax != 1600 {
+		t.Errorf("/ia /t: executing max %.0f, want 100 × 16", s.ExecutingMax)
+	}
+	// /ia /t 1000: "more than 10K concurrent slow requests", on a few threads.
+	s := tierOf(t, k, "svc")
+	if s.ExecutingMax < 10000 || s.ExecutingMean < 9500 || s.ThreadsBusyMax > 20 || k.Requests.Rejected != 0 {
+		t.Errorf("/ia /t 1000: executing mean %.0f / max %.0f, threads busy max %.0f, %d rejected; want ~10,000 on a few threads, none refused",
+			s.ExecutingMean, s.ExecutingMax, s.ThreadsBusyMax, k.Requests.Rejected)
+	}
+	if k.GoodputPerS < 50*syn.GoodputPerS {
+		t.Errorf("/ia /t 1000: %.0f calls/s against the synchronous module's %.1f; want ≥ 50×", k.GoodputPerS, syn.GoodputPerS)
+	}
+}
+
+// Seed 000/001, "WCF Request Throttling and Server Scalability": the
+// synchronous module is harmless when CPU-bound; maxWorkerThreads; and
+// minWorkerThreads.
+func TestStorySyncModuleCPUBound(t *testing.T) {
+	runs := runStory(t, "sync-module-cpu-bound.toml", 0)
+	storyCClean(t, runs)
+	cpuB, asyncB := storyCRun(t, runs, "cpu-bound"), storyCRun(t, runs, "cpu-bound-async-module")
+	s := tierOf(t, cpuB, "svc")
+	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.CPUUtil < 0.99 {
+		t.Errorf("cpu-bound: executing max %.0f (want 12 × 4), threads busy max %.0f (want two each), CPU %.0f%% (want 100)", s.ExecutingMax, s.ThreadsBusyMax, 100*s.CPUUtil)
+	}
+	// "quite low impact as long as the server is busy processing requests"
+	if !storyCWithin(cpuB.GoodputPerS, asyncB.GoodputPerS, 0.01) {
+		t.Errorf("cpu-bound: %.1f calls/s with the synchronous module, %.1f with the asynchronous one; want the same", cpuB.GoodputPerS, asyncB.GoodputPerS)
+	}
+	// "the default limit of concurrent requests may not be enough"
+	io, raised := storyCRun(t, runs, "io-bound"), storyCRun(t, runs, "io-bound-maxWorkerThreads-200")
+	if c := tierOf(t, io, "svc"); c.CPUUtil > 0.7 || c.QueuedMean < 100 || c.ExecutingMax != 48 {
+		t.Errorf("io-bound: CPU %.0f%%, %.0f queued, executing max %.0f; want the CPU idle while 48 execute and many queue", 100*c.CPUUtil, c.QueuedMean, c.ExecutingMax)
+	}
+	// "you need to increase maxWorkerThreads"
+	if c := tierOf(t, raised, "svc"); c.CPUUtil < 0.97 || raised.GoodputPerS < 1.5*io.GoodputPerS {
+		t.Errorf("maxWorkerThreads 200: CPU %.0f%%, %.0f calls/s against %.0f; want the CPU full and ≥ 1.5×", 100*c.CPUUtil, raised.GoodputPerS, io.GoodputPerS)
+	}
+	for _, v := range []string{"cpu-bound-minWorkerThreads-3", "cpu-bound-minWorker-and-IoThreads-3"} {
+		if r := storyCRun(t, runs, v); !storyCWithin(r.GoodputPerS, cpuB.GoodputPerS, 0.01) {
+			t.Errorf("%s: %.1f calls/s against %.1f; tsim sees no difference", v, r.GoodputPerS, cpuB.GoodputPerS)
+		}
+	}
+	notYet(t, "minWorkerThreads 2 or 3 for best throughput", "a cost that idle threads save once the CPU is full (context switches, thread creation under load)")
+}
+
+// Seed 000, "Performance Improvement for WCF Client Proxy Creation in .NET
+// 3.5": the ChannelFactory cache.
+func TestStoryChannelFactoryCache(t *testing.T) {
+	runs := runStory(t, "channelfactory-cache.toml", 0)
+	storyCClean(t, runs)
+	net30, hit := storyCRun(t, runs, "net30-per-call"), storyCRun(t, runs, "net35-cache-hit")
+	off, shared := storyCRun(t, runs, "net35-cache-disabled"), storyCRun(t, runs, "shared-opened")
+	if c := tierOf(t, net30, "client").CPUUtil; c < 0.99 {
+		t.Errorf(".NET 3.0: client CPU %.0f%%, want saturated building factories", 100*c)
+	}
+	if hit.GoodputPerS < 5*net30.GoodputPerS {
+		t.Errorf("cache hit: %.0f calls/s against .NET 3.0's %.0f; want much more", hit.GoodputPerS, net30.GoodputPerS)
+	}
+	if off.GoodputPerS != net30.GoodputPerS || !storyCWithin(shared.GoodputPerS, hit.GoodputPerS, 0.02) {
+		t.Errorf("cache disabled %.0f/s (want .NET 3.0's %.0f), shared %.0f/s (want the hit's %.0f)", off.GoodputPerS, net30.GoodputPerS, shared.GoodputPerS, hit.GoodputPerS)
+	}
+	notYet(t, "the cache itself: MRU of 32, keyed by endpoint, disabled by a Binding or by touching ChannelFactory/Endpoint/ClientCredentials",
+		"a per-process ChannelFactory cache in the client with those rules")
+}
+
+// facts §4/§5 and seeds 000/004: a burst of netTcp clients against the
+// session throttle and the listener.
+func TestStoryNetTcpListenerLimits(t *testing.T) {
+	runs := runStory(t, "nettcp-listener-limits.toml", 0)
+	old, raised := storyCRun(t, runs, "wcf35-defaults"), storyCRun(t, runs, "sessions-raised")
+	// MaxConcurrentSessions 10: ten clients served, the others time out at
+	// the 1 min SendTimeout, again and again.
+	if s := tierOf(t, old, "service"); s.InstancesMax != 10 || s.CPUUtil > 0.03 {
+		t.Errorf("wcf35: %.0f sessions at most, CPU %.1f%%; want 10 and idle", s.InstancesMax, 100*s.CPUUtil)
+	}
+	if n, at := storyBTimeouts(old, 60, 0.001); n < 300 || at != n {
+		t.Errorf("wcf35: %d timeouts, %d at 60 s; want hundreds, all at the 1 min timeout", n, at)
+	}
+	if raised.Requests.TimedOut != 0 || raised.GoodputPerS < 15*old.GoodputPerS {
+		t.Errorf("sessions raised: %d timeouts, %.0f calls/s against %.1f; want none and all 200 clients served", raised.Requests.TimedOut, raised.GoodputPerS, old.GoodputPerS)
+	}
+	notYet(t, "listenBacklog 10 and maxConnections 10: refused connects, OpenTimeout", "the netTcp listener: pending connections (maxConnections), a backlog (listenBacklog), refusals beyond them, port sharing")
+	notYet(t, "one-way operations", "a one-way exchange")
+}
