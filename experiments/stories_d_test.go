@@ -189,3 +189,23 @@ func TestStoryNetTcpListenerLimits(t *testing.T) {
 	notYet(t, "listenBacklog 10 and maxConnections 10: refused connects, OpenTimeout", "the netTcp listener: pending connections (maxConnections), a backlog (listenBacklog), refusals beyond them, port sharing")
 	notYet(t, "one-way operations", "a one-way exchange")
 }
+
+// Seed 003: one call at a time to an empty operation, RC1 on a VM.
+func TestStoryIdleCallLatency(t *testing.T) {
+	runs := runStory(t, "idle-call-latency.toml", 0)
+	storyCClean(t, runs)
+	// "around 200 ms" (HTTP), "the 7 ms neighbourhood" (TCP), "5 ms" (named
+	// pipes): the order holds in tsim.
+	order := []string{"wsHttp", "basicHttp", "netTcp", "namedPipe"}
+	for i := 1; i < len(order); i++ {
+		a, b := storyCRun(t, runs, order[i-1]), storyCRun(t, runs, order[i])
+		if a.Latency.P50 <= b.Latency.P50 {
+			t.Errorf("%s %.2f ms should be slower than %s %.2f ms", order[i-1], 1000*a.Latency.P50, order[i], 1000*b.Latency.P50)
+		}
+	}
+	if l := storyCRun(t, runs, "netTcp").Latency.P50; l > 0.001 {
+		t.Errorf("netTcp: %.2f ms a call; tsim's binding table gives well under 1 ms", 1000*l)
+	}
+	notYet(t, "200 ms / 7 ms / 5 ms a call on the RC1 VM", "binding costs measured on that VM (the table is calibrated to 2009 throughput ratios)")
+	notYet(t, "netTcp start-up over 1 s, custom binding ~10× faster", "a service start-up cost")
+}
