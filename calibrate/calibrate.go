@@ -1,0 +1,679 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/plots"
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// Options say what to calibrate against what.
+type Options struct {
+	// Variant is the experiment's variant the capture shows ("" for the
+	// first).
+	Variant string
+	// Machines maps tiers to the capture's machines. A tier not in it is
+	// its own name's machine, or TIER-VARIANT's (tsim's own perfmon.csv
+	// of several variants), or, when the capture has neither, is left as
+	// the experiment has it.
+	Machines map[string]string
+	// Warmup is how much of the start of the capture to leave out; < 0
+	// means the experiment's warm-up.
+	Warmup time.Duration
+	// Seed replaces the experiment's seed for the simulated runs (0 keeps
+	// it), and Reps its replications (0 keeps them): replication k uses
+	// the seed runner.ReplicationSeed derives, as tsim run's do.
+	Seed uint64
+	Reps int
+	// Input says what the experiment may read.
+	Input input.Options
+	// Output names the calibrated experiment in messages and in its own
+	// header ("out/calibrated.toml"); nothing is written here.
+	Output string
+	// NoFigure skips the picture (the fuzz tests).
+	NoFigure bool
+}
+
+// Result is a calibration: the estimates, the calibrated experiment and
+// the simulated counters next to the measured ones.
+type Result struct {
+	Capture    *Capture
+	Experiment string
+	Variant    string
+	Window     Window
+	Tiers      []*TierEstimate
+	Changes    []Change
+	Notes      []string // what was not written, and why; what does not fit
+	// Calibrated is the calibrated experiment file (calibrated.toml).
+	Calibrated []byte
+	// Compare is each tier's main counters, measured and simulated.
+	Compare []Comparison
+	Figure  *plots.Figure
+	// SimDuration is how long the simulated runs lasted, Reps how many
+	// there were.
+	SimDuration float64
+	Reps        int
+}
+
+// Window is the part of the capture calibrate read.
+type Window struct {
+	From, To, Every float64 // seconds since the capture's first row
+	Rows, Batches   int
+	WarmupFrom      string // where the warm-up came from
+}
+
+// Change is one demand calibrate wrote.
+type Change struct {
+	Tier     string
+	Step     int // 1-based
+	Key      string
+	From, To string // From "" for a step calibrate added
+	Why      string
+}
+
+// Comparison is one counter of one tier, measured against simulated: the
+// means over the window and the series.
+type Comparison struct {
+	Tier, Machine, Counter, Unit string
+	Measured, Simulated          float64
+	// SimHalf is the 95% half-width of Simulated over the replications
+	// (NaN with one).
+	SimHalf                   float64
+	MeasuredSeries, SimSeries []plots.TimeValue
+}
+
+// RelError is (simulated − measured)/measured; NaN when nothing was
+// measured.
+func (c Comparison) RelError() float64 {
+	if c.Measured == 0 {
+		return math.NaN()
+	}
+	return (c.Simulated - c.Measured) / c.Measured
+}
+
+// Run calibrates the experiment at experiment against the capture at
+// capture: it reads both, estimates each mapped tier's CPU demand and wait
+// per request from the counters (the utilisation law, Little's law),
+// writes them into the experiment, simulates the result and compares the
+// simulated counters with the measured ones. Nothing is written to disk:
+// the caller writes Result.Calibrated and Result.Figure. Every problem of
+// the capture is an error naming its file, line and column.
+func Run(ctx context.Context, capture, experiment string, opt Options) (*Result, error) {
+	c, err := ReadCapture(capture)
+	if err != nil {
+		return nil, err
+	}
+	data, readFile, err := input.Open(experiment, opt.Input)
+	if err != nil {
+		return nil, err
+	}
+	x, err := format.LoadExperiment(experiment, data, readFile)
+	if err != nil {
+		return nil, err
+	}
+	return Calibrate(ctx, c, x, data, readFile, opt)
+}
+
+// Calibrate is Run on a capture and an experiment already read: x loaded
+// from data, whose named files readFile reads.
+func Calibrate(ctx context.Context, c *Capture, x *format.Experiment, data []byte, readFile func(string) ([]byte, error), opt Options) (*Result, error) {
+	variant := opt.Variant
+	if variant == "" {
+		variant = x.Variants[0]
+	}
+	sc, err := x.ScenarioWith(variant, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", x.File, err)
+	}
+	top := &sc.Topology
+	r := &Result{Capture: c, Experiment: x.File, Variant: variant}
+	if len(x.Sweep) > 0 {
+		r.note("the experiment's sweep is left out: calibrated at its base values, and kept in the calibrated file")
+	}
+	if len(top.Farms) > 0 {
+		return nil, fmt.Errorf("%s: tier %s is a farm of %d machines; calibrate does not handle farms yet", x.File, top.Farms[0].Name, len(top.Farms[0].Replicas))
+	}
+
+	// Tiers to machines.
+	for t := range opt.Machines {
+		if tierIndex(top, t) < 0 {
+			return nil, fmt.Errorf("--map: no tier %q in %s (tiers: %s)", t, x.File, strings.Join(tierNames(top), ", "))
+		}
+	}
+	used := map[string]string{}
+	for i := range top.Tiers {
+		t := &top.Tiers[i]
+		m, explicit := opt.Machines[t.Name]
+		if !explicit {
+			m = findMachine(c, t.Name, variant, len(x.Variants))
+		} else if !hasMachine(c, m) {
+			return nil, fmt.Errorf("%s:%d:1: --map %s=%s: no machine %s in the capture (machines: %s)", c.File, c.headRow, m, t.Name, m, strings.Join(c.Machines(), ", "))
+		}
+		if m == "" {
+			r.note(fmt.Sprintf("tier %s: no machine %s in the capture (machines: %s); left as the experiment has it (--map MACHINE=%s to calibrate it)",
+				t.Name, t.Name, strings.Join(c.Machines(), ", "), t.Name))
+			continue
+		}
+		if o, ok := used[strings.ToLower(m)]; ok {
+			return nil, fmt.Errorf("--map: machine %s stands for both tier %s and tier %s; a machine is one tier", m, o, t.Name)
+		}
+		used[strings.ToLower(m)] = t.Name
+		mc, err := c.findCounters(m, resultsTier(t))
+		if err != nil {
+			return nil, err
+		}
+		r.Tiers = append(r.Tiers, &TierEstimate{Tier: t.Name, Machine: m, Index: i, Cores: t.Cores, From: mc})
+	}
+	if len(r.Tiers) == 0 {
+		return nil, fmt.Errorf("%s:%d:1: no machine of the capture (%s) is a tier of %s (%s); map them with --map MACHINE=TIER,...",
+			c.File, c.headRow, strings.Join(c.Machines(), ", "), x.File, strings.Join(tierNames(top), ", "))
+	}
+	for _, m := range c.Machines() {
+		if _, ok := used[strings.ToLower(m)]; !ok {
+			r.note(fmt.Sprintf("machine %s: no tier of the experiment; not read", m))
+		}
+	}
+	for _, e := range r.Tiers {
+		t := &top.Tiers[e.Index]
+		switch {
+		case e.From.wcf && t.WCF == nil:
+			r.note(fmt.Sprintf("tier %s: machine %s reports %s, a WCF service, but the tier is not one in the experiment (give it a wcf preset)", t.Name, e.Machine, e.From.wcfObject))
+		case !e.From.wcf && t.WCF != nil:
+			r.note(fmt.Sprintf("tier %s: a WCF service in the experiment, but machine %s has no ServiceModelService counters (WCF's counters are off unless diagnostics performanceCounters is set); read its ASP.NET counters", t.Name, e.Machine))
+		}
+		if e.From.aspnet && !aspnetHost(t.Host) {
+			r.note(fmt.Sprintf("tier %s: machine %s reports %s counters, but the tier is not ASP.NET-hosted in the experiment", t.Name, e.Machine, e.From.aspName))
+		}
+	}
+
+	// The window: the rows with values of these machines, evenly spaced.
+	var interest []int
+	for i := range c.T {
+		for _, e := range r.Tiers {
+			if !math.IsNaN(c.value(i, e.From.cpu)) || !math.IsNaN(c.value(i, e.From.rate)) {
+				interest = append(interest, i)
+				break
+			}
+		}
+	}
+	warm, from := opt.Warmup, "--warmup"
+	if warm < 0 {
+		warm, from = top.Warmup, "the experiment's warm-up"
+		if warm < 0 {
+			warm, from = 0, "none: the experiment's warm-up is automatic, and a capture has no run to pilot"
+		}
+	}
+	w, err := c.newWindow(interest, warm.Seconds())
+	if err != nil {
+		return nil, err
+	}
+	r.Window = Window{From: w.from, To: w.to, Every: w.every, Rows: len(w.rows), Batches: w.k, WarmupFrom: from}
+
+	sums := map[int][]batchSums{}
+	for _, e := range r.Tiers {
+		s, err := c.tierSums(w, e.From, e.Cores)
+		if err != nil {
+			return nil, err
+		}
+		if s[w.k].rows < MinRows {
+			return nil, fmt.Errorf("%s: %s: values in %d of the window's %d rows; calibrate needs at least %d",
+				c.head(e.From.rate), c.Log.Counters[e.From.rate], s[w.k].rows, len(w.rows), MinRows)
+		}
+		if s[w.k].n <= 0 {
+			return nil, fmt.Errorf("%s: %s is 0 throughout the window (%s to %s): no requests, nothing to estimate",
+				c.head(e.From.rate), c.Log.Counters[e.From.rate], fmtSeconds(w.from), fmtSeconds(w.to))
+		}
+		sums[e.Index] = s
+	}
+	estimate(top, r.Tiers, sums, w.k)
+	r.checkLittle()
+	r.checkLoad(top, c, w)
+
+	// Write the estimates into the experiment.
+	doc, err := rawDoc(data, readFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", x.File, err)
+	}
+	opts := sim.ParseOptions{ReadFile: readFile}
+	for _, e := range r.Tiers {
+		if err := r.write(doc, top, e, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.checkOverrides(doc, variant); err != nil {
+		return nil, err
+	}
+	name := opt.Output
+	if name == "" {
+		name = "calibrated.toml"
+	}
+	r.Calibrated = writeTOML(doc, r.header(x, c, top), r.comment)
+
+	// Simulate it, over the capture's span.
+	cx, err := format.LoadExperiment(name, r.Calibrated, readFile)
+	if err != nil {
+		return nil, fmt.Errorf("the calibrated experiment does not load (a bug in tsim calibrate): %v", err)
+	}
+	var set []format.Param
+	span := c.T[interest[len(interest)-1]]
+	if d := time.Duration(math.Ceil(span)) * time.Second; math.Abs(top.Duration.Seconds()-span) > w.every {
+		set = append(set, format.Param{Key: "duration", Value: d.String()})
+		r.note(fmt.Sprintf("the simulated run lasts the capture's %s (the experiment says %s)", fmtSeconds(span), fmtSeconds(top.Duration.Seconds())))
+	}
+	csc, err := cx.ScenarioWith(variant, set, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the calibrated experiment does not resolve (a bug in tsim calibrate): %v", err)
+	}
+	seed := cx.Seed
+	if opt.Seed != 0 {
+		seed = opt.Seed
+	}
+	reps := opt.Reps
+	if reps <= 0 {
+		reps = cx.Replications
+	}
+	var runs []*results.Run
+	for k := range reps {
+		run, err := runner.Sim{}.Run(ctx, &csc.Topology, runner.ReplicationSeed(seed, k), model.Options{})
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	r.SimDuration, r.Reps = runs[0].Duration, reps
+	r.compare(c, w, runs)
+	if !opt.NoFigure {
+		r.Figure, err = r.figure()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Result) note(s string) { r.Notes = append(r.Notes, s) }
+
+func tierIndex(top *model.Topology, name string) int {
+	for i := range top.Tiers {
+		if top.Tiers[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func tierNames(top *model.Topology) []string {
+	var out []string
+	for i := range top.Tiers {
+		out = append(out, top.Tiers[i].Name)
+	}
+	return out
+}
+
+func hasMachine(c *Capture, m string) bool {
+	for _, x := range c.Machines() {
+		if strings.EqualFold(x, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// findMachine is the machine of tier: its own name, or the name tsim's
+// perfmon.csv gives it with several variants (TIER-VARIANT); "" if none.
+func findMachine(c *Capture, tier, variant string, variants int) string {
+	for _, m := range c.Machines() {
+		if strings.EqualFold(m, tier) {
+			return m
+		}
+	}
+	b := []byte(tier + "-" + variant)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
+			b[i] = '-'
+		}
+	}
+	for _, m := range c.Machines() {
+		if strings.EqualFold(m, string(b)) {
+			return m
+		}
+	}
+	return ""
+}
+
+func aspnetHost(h model.HostKind) bool {
+	return h == model.HostASPNetClassic || h == model.HostIISIntegrated
+}
+
+// resultsTier describes a tier as report names its counters.
+func resultsTier(t *model.Tier) results.Tier {
+	return results.Tier{Name: t.Name, Host: t.Host.String(), DotNet: t.DotNet, WCF: t.WCF != nil, Cores: t.Cores}
+}
+
+// checkLittle notes a tier whose duration counter disagrees by more than
+// 15% with its time by Little's law (N/X): a load that varies within the
+// window (the counter is the mean of the requests that ended in each
+// interval, which no counter weighs), or counters of different requests.
+func (r *Result) checkLittle() {
+	for _, e := range r.Tiers {
+		if !e.little() || !(e.Residence.Value > 0) || math.IsNaN(e.Duration.Value) {
+			continue
+		}
+		if d := math.Abs(e.Residence.Value-e.Duration.Value) / math.Max(e.Residence.Value, e.Duration.Value); d > 0.15 {
+			r.note(fmt.Sprintf("tier %s: %s averages %s (weighted by the rate), Little's law gives %s (%s / %s): the load varies within the window, or the counters describe different requests; the estimates use Little's law",
+				e.Tier, e.From.durName, fmtSeconds(e.Duration.Value), fmtSeconds(e.Residence.Value), e.From.levelName, e.From.rateName))
+		}
+	}
+}
+
+// checkLoad compares the experiment's load with what the entry tier saw:
+// for a closed load the response time law N = X(R + Z) gives the think
+// time the experiment's users imply; counters do not count users.
+func (r *Result) checkLoad(top *model.Topology, c *Capture, w *window) {
+	var e *TierEstimate
+	for _, t := range r.Tiers {
+		if t.Index == top.Load.Call.Target {
+			e = t
+		}
+	}
+	if e == nil {
+		return
+	}
+	avg := func(s model.Schedule) float64 {
+		var sum, n float64
+		for t := w.from; t <= w.to; t += 1 {
+			sum += s.At(time.Duration(t * float64(time.Second)))
+			n++
+		}
+		return sum / n
+	}
+	x := e.Rate.Value
+	switch top.Load.Kind {
+	case model.LoadClosed:
+		n := avg(top.Load.Users)
+		lc := &top.Load.Call
+		resp := e.Visit + (lc.Wire(lc.RequestKB) + lc.Wire(lc.ReplyKB)).Seconds()
+		z := n/x - resp
+		msg := fmt.Sprintf("load: the experiment's %.4g users on average over the window, and the %.4g requests/s and %s response time measured at %s, give a think time of %s by the response time law N = X(R + Z); the experiment's is %s. Counters do not count users: N, and so Z, come from the experiment",
+			n, x, fmtSeconds(resp), e.Tier, fmtSeconds(z), fmtSeconds(top.Load.Think.Mean().Seconds()))
+		if zt := top.Load.Think.Mean().Seconds(); z < 0 || math.Abs(z-zt) > 0.2*math.Max(zt, resp) {
+			msg += "; they differ: the experiment's load is not the capture's (fix its users or think time before trusting the comparison)"
+		}
+		r.note(msg)
+	default:
+		rate := avg(top.Load.Rate)
+		msg := fmt.Sprintf("load: the experiment sends %.4g requests/s on average over the window; %s measured %.4g", rate, e.Tier, x)
+		if math.Abs(rate-x) > 0.1*x {
+			msg += "; they differ: the experiment's load is not the capture's"
+		}
+		r.note(msg)
+	}
+}
+
+// stepKey matches a variant's or a sweep's key of a step's demand.
+var stepKey = regexp.MustCompile(`^tier\.([A-Za-z0-9_-]+)\.step\.([0-9]+)\.(cpu|wait)$`)
+
+// checkOverrides refuses a chosen variant that sets a demand calibrate
+// wrote (the capture would be calibrated into the wrong place) and notes
+// the other variants and sweeps that do.
+func (r *Result) checkOverrides(doc map[string]any, variant string) error {
+	changed := map[string]bool{}
+	for _, ch := range r.Changes {
+		changed[fmt.Sprintf("tier.%s.step.%d.%s", ch.Tier, ch.Step, ch.Key)] = true
+	}
+	for _, v := range tables(doc["variant"]) {
+		set, _ := v["set"].(map[string]any)
+		name, _ := v["name"].(string)
+		for _, k := range sortedKeys(set) {
+			if !stepKey.MatchString(k) || !changed[k] {
+				continue
+			}
+			if name == variant {
+				return fmt.Errorf("variant %q sets %s, a demand calibrate estimates; calibrate a variant that does not (--variant), or move the setting into the tier", name, k)
+			}
+			r.note(fmt.Sprintf("variant %q sets %s: it overrides the calibrated value in that variant", name, k))
+		}
+	}
+	if sw, ok := doc["sweep"].(map[string]any); ok {
+		for _, k := range sortedKeys(sw) {
+			if changed[k] {
+				r.note(fmt.Sprintf("the sweep varies %s: it overrides the calibrated value", k))
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// write puts tier e's estimates into its steps in doc: the CPU steps
+// scaled to the estimated CPU, the wait steps to the estimated wait, or a
+// step added where the experiment has none and the capture shows one.
+func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate, opts sim.ParseOptions) error {
+	t := &top.Tiers[e.Index]
+	td := tierOf(doc, t.Name)
+	if td == nil {
+		return fmt.Errorf("tier %s: not in the experiment's document (a bug in tsim calibrate)", t.Name)
+	}
+	steps := tables(td["step"])
+	if len(steps) != len(t.Steps) {
+		return fmt.Errorf("tier %s: %d steps in the file, %d resolved (a bug in tsim calibrate)", t.Name, len(steps), len(t.Steps))
+	}
+	mult := t.CostMultiplier
+	if !(mult > 0) {
+		mult = 1
+	}
+	var cpuSteps, waitSteps []int
+	var cpu0, wait0 float64
+	hasCalls := false
+	for i := range t.Steps {
+		switch t.Steps[i].Kind {
+		case model.StepCPU:
+			cpuSteps = append(cpuSteps, i)
+			cpu0 += t.Steps[i].Demand.Mean().Seconds()
+		case model.StepWait:
+			waitSteps = append(waitSteps, i)
+			wait0 += t.Steps[i].Demand.Mean().Seconds()
+		case model.StepCall, model.StepLock:
+			hasCalls = true
+		}
+	}
+	cpu := e.StepCPU.Value / mult
+	ms := func(m Measure) string { return fmtMeasure(m) }
+	cpuWhy := fmt.Sprintf("%s of CPU a request: %s × %d cores / %s, less %s the experiment's bindings spend",
+		ms(e.StepCPU), fmtPercent(e.Util.Value), e.Cores, fmtRate(e.Rate.Value), fmtSeconds(e.Known))
+	if mult != 1 {
+		cpuWhy += fmt.Sprintf(", divided by the cost multiplier %g", mult)
+	}
+	if err := r.scale(steps, t, e, "cpu", cpuSteps, cpu0, cpu, e.StepCPU, cpuWhy, opts, td); err != nil {
+		return err
+	}
+	if math.IsNaN(e.Wait.Value) {
+		r.note(fmt.Sprintf("tier %s: its wait is not identified: it calls a tier the capture does not have, so the time of its calls is unknown; its waits are left as they are", t.Name))
+		return nil
+	}
+	waitWhy := fmt.Sprintf("%s not at the CPU nor in calls: the operation's %s (%s) − %s at the CPU", ms(e.Wait), fmtSeconds(e.Residence.Value), e.rFrom(), fmtSeconds(e.AtCPU))
+	if e.Calls > 0 {
+		waitWhy += " − " + fmtSeconds(e.Calls) + " in calls"
+	}
+	if !math.IsNaN(e.ConnWait.Value) {
+		waitWhy += " − " + fmtSeconds(e.ConnWait.Value) + " waiting for connections"
+	}
+	if len(waitSteps) == 0 && hasCalls {
+		if significant(e.Wait, e.Residence.Value) {
+			what := "a connection, a lock or a thread"
+			if !math.IsNaN(e.ConnWait.Value) {
+				what = "a lock or a thread"
+			}
+			r.note(fmt.Sprintf("tier %s: %s of each request is %s: a wait inside %s — for %s — that the counters do not name; the tier has no wait step, so nothing is written: it is the model's to produce (compare the simulated %s below)",
+				t.Name, fmtMeasure(e.Wait), "not at the CPU nor in calls", t.Name, what, e.From.durName))
+		}
+		return nil
+	}
+	return r.scale(steps, t, e, "wait", waitSteps, wait0, e.Wait.Value, e.Wait, waitWhy, opts, td)
+}
+
+// significant says whether an estimate is clearly above zero: its
+// interval's lower end, and above 1 ms and 2% of the residence.
+func significant(m Measure, residence float64) bool {
+	lo := m.Value
+	if !math.IsNaN(m.Half) {
+		lo -= m.Half
+	}
+	return lo > 0 && m.Value > math.Max(1e-3, 0.02*residence)
+}
+
+// scale sets the steps of one kind (cpu or wait) to a total of want
+// seconds, keeping their shapes and their split; adds a step when the tier
+// has none and the capture clearly shows some.
+func (r *Result) scale(steps []map[string]any, t *model.Tier, e *TierEstimate, key string, idx []int, have, want float64, m Measure, why string, opts sim.ParseOptions, td map[string]any) error {
+	if len(idx) == 0 {
+		if !significant(m, e.Residence.Value) {
+			return nil
+		}
+		to := newDist(want)
+		steps = append(steps, map[string]any{key: to})
+		td["step"] = steps
+		r.Changes = append(r.Changes, Change{Tier: t.Name, Step: len(steps), Key: key, To: to,
+			Why: why + "; a new step: the experiment's tier had none, and its shape (exp) is assumed"})
+		return nil
+	}
+	if want <= 0 {
+		for _, i := range idx {
+			r.Changes = append(r.Changes, Change{Tier: t.Name, Step: i + 1, Key: key, From: t.Steps[i].Demand.String(), To: "0s",
+				Why: why + "; nothing is left for it"})
+			steps[i][key] = "0s"
+		}
+		return nil
+	}
+	for n, i := range idx {
+		d := t.Steps[i].Demand
+		var to string
+		var err error
+		switch {
+		case have > 0 && d.IsZero():
+			continue // a zero step stays zero: the others carry the demand
+		case have > 0:
+			to, err = scaledDist(d, want/have, opts)
+		case n == 0:
+			to = newDist(want) // every step was zero: the first takes it all
+		default:
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("tier %s step %d: %v", t.Name, i+1, err)
+		}
+		w := why
+		if len(idx) > 1 {
+			w += fmt.Sprintf("; split between the tier's %d %s steps as the experiment splits them", len(idx), key)
+		}
+		r.Changes = append(r.Changes, Change{Tier: t.Name, Step: i + 1, Key: key, From: d.String(), To: to, Why: w})
+		steps[i][key] = to
+	}
+	return nil
+}
+
+// comment is the trailing comment of a calibrated key.
+func (r *Result) comment(path string) string {
+	for _, ch := range r.Changes {
+		if path == fmt.Sprintf("tier.%s.step.%d.%s", ch.Tier, ch.Step, ch.Key) {
+			if ch.From == "" {
+				return "calibrated (new step)"
+			}
+			return "calibrated; was " + ch.From
+		}
+	}
+	return ""
+}
+
+// header is the calibrated file's opening comment.
+func (r *Result) header(x *format.Experiment, c *Capture, top *model.Topology) []string {
+	var machines []string
+	for _, e := range r.Tiers {
+		machines = append(machines, e.Machine+" = "+e.Tier)
+	}
+	h := []string{
+		fmt.Sprintf("Calibrated by tsim calibrate: %s, variant %q, against the capture %s", x.File, r.Variant, c.File),
+		fmt.Sprintf("(machines %s), from %s to %s of the capture (%d samples, %s apart).", strings.Join(machines, ", "),
+			fmtSeconds(r.Window.From), fmtSeconds(r.Window.To), r.Window.Rows, fmtSeconds(r.Window.Every)),
+		"",
+	}
+	for _, e := range r.Tiers {
+		h = append(h, fmt.Sprintf("%s: %s requests/s; CPU %s a request (%s of %d cores busy); operation %s; wait %s",
+			e.Tier, fmtMeasureRate(e.Rate), fmtMeasure(e.CPU), fmtPercent(e.Util.Value), e.Cores, fmtMeasure(e.Residence), fmtMeasure(e.Wait)))
+	}
+	h = append(h, "",
+		"CPU per request is U·cores/X (the utilisation law), less what the experiment's bindings spend;",
+		"a tier's wait is its operation's time less its time at the CPU (queueing for cores included)",
+		"and in calls. Counters give means only: the steps keep the experiment's distributions' shapes",
+		"and its split between steps (a new step is exponential). Waits for connections, locks and threads",
+		"are the model's to produce and are not written. The topology is written out in full and the",
+		"original's comments are not kept. docs/field-calibrate.md says what cannot be identified.",
+		"")
+	return h
+}
+
+// Formatting.
+
+func fmtMeasure(m Measure) string {
+	if math.IsNaN(m.Value) {
+		return "not identified"
+	}
+	if math.IsNaN(m.Half) {
+		return fmtSeconds(m.Value)
+	}
+	return fmtSeconds(m.Value) + " ± " + fmtSpanPlain(m.Half, m.Value)
+}
+
+// fmtSpanPlain writes a half-width in the unit of the value it goes with.
+func fmtSpanPlain(h, v float64) string {
+	if h == 0 {
+		return "0"
+	}
+	av := math.Max(math.Abs(v), h)
+	switch {
+	case av >= 1:
+		return strconv.FormatFloat(round2(h), 'f', -1, 64) + " s"
+	case av >= 1e-3:
+		return strconv.FormatFloat(round2(h*1e3), 'f', -1, 64) + " ms"
+	}
+	return strconv.FormatFloat(round2(h*1e6), 'f', -1, 64) + " µs"
+}
+
+func round2(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+func fmtMeasureRate(m Measure) string {
+	if math.IsNaN(m.Half) {
+		return fmt.Sprintf("%.3g", m.Value)
+	}
+	return fmt.Sprintf("%.3g ± %.2g", m.Value, m.Half)
+}
+
+func fmtRate(x float64) string { return fmt.Sprintf("%.3g requests/s", x) }
+
+func fmtPercent(u float64) string { return fmt.Sprintf("%.3g%%", 100*u) }

@@ -1,0 +1,182 @@
+package calibrate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
+)
+
+// The counters calibrate reads, per machine. Names are PerfMon's
+// (docs/counters.md); objects are matched in any of the names Windows
+// registers for them: the versioned ones (ASP.NET v2.0.50727, v4.0.30319,
+// ServiceModelService 3.0.0.0, 4.0.0.0) and the version-independent ASP.NET
+// and ASP.NET Applications.
+const (
+	cProcessor   = "% Processor Time"
+	cReqPerSec   = "Requests/Sec"
+	cExecuting   = "Requests Executing"
+	cExecTime    = "Request Execution Time"
+	cWaitTime    = "Request Wait Time"
+	cRejected    = "Requests Rejected"
+	cCurrent     = "Requests Current"
+	cCallsPerSec = "Calls Per Second"
+	cCallsDur    = "Calls Duration"
+	cOutstanding = "Calls Outstanding"
+	cConnWaiting = "Requests Waiting For A Connection"
+)
+
+// machineCounters are the columns (indexes into the capture's counters,
+// -1 when absent) calibrate uses for one machine.
+type machineCounters struct {
+	machine string
+	first   int // the machine's first counter, for messages
+
+	cpu int
+
+	// The request rate X, the duration R of the operation and the level
+	// N (Little's law: N = X·R), from WCF's counters when the process has
+	// them (the operation is what Calls Duration times), else ASP.NET's.
+	wcf, aspnet        bool
+	rate, dur, level   int
+	rateName, durName  string
+	levelName          string
+	durMS              bool // Request Execution Time is in ms, Calls Duration in s
+	rejected           int  // ASP.NET's total of rejected requests: subtracted from the rate
+	aspRate            int  // ASP.NET's Requests/Sec, for the callee's time below
+	aspWait, aspExec   int  // a caller waits the callee's Request Wait + Execution Time (ASP.NET hosts)
+	aspCurrent         int  // or, by Little's law, its Requests Current / Requests/Sec
+	connWaiting        int  // tsim Connections: calls waiting for a connection (tsim's own captures)
+	wcfObject, aspName string
+}
+
+// isASPNet, isASPNetApps and isWCF recognise the objects under any of
+// their names.
+func isASPNet(obj string) bool { return obj == "ASP.NET" || strings.HasPrefix(obj, "ASP.NET v") }
+func isASPNetApps(obj string) bool {
+	return obj == "ASP.NET Applications" || strings.HasPrefix(obj, "ASP.NET Apps v")
+}
+func isWCF(obj string) bool { return strings.HasPrefix(obj, "ServiceModelService ") }
+
+// findCounters picks a machine's columns. t is the tier the machine stands
+// for, whose .NET version says which of several versioned objects to
+// prefer. It returns an error naming the header when the machine lacks a
+// counter calibrate needs, or has two services it cannot tell apart.
+func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters, error) {
+	m := &machineCounters{machine: machine, first: -1, cpu: -1, rate: -1, dur: -1, level: -1, rejected: -1, aspRate: -1, aspWait: -1, aspExec: -1, aspCurrent: -1, connWaiting: -1}
+	var idx []int
+	for k, p := range c.Log.Counters {
+		if strings.EqualFold(p.Machine, machine) {
+			idx = append(idx, k)
+		}
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%s:%d:1: no counter of machine %s in the header (machines: %s)", c.File, c.headRow, machine, strings.Join(c.Machines(), ", "))
+	}
+	m.first = idx[0]
+	aspWant, appsWant, wcfWant := report.PerfmonObjects(t.DotNet)
+	// pick returns the column of counter name in the object that pred
+	// accepts, preferring the object named want, then the
+	// version-independent name, with an instance accepted by inst.
+	pick := func(pred func(string) bool, want, plain, name string, inst func(string) bool) int {
+		best, rank := -1, 0
+		for _, k := range idx {
+			p := c.Log.Counters[k]
+			if !pred(p.Object) || p.Counter != name || !inst(p.Instance) {
+				continue
+			}
+			r := 1
+			switch p.Object {
+			case want:
+				r = 3
+			case plain:
+				r = 2
+			}
+			if r > rank {
+				best, rank = k, r
+			}
+		}
+		return best
+	}
+	none := func(s string) bool { return s == "" }
+	total := func(s string) bool { return s == "_Total" }
+	m.cpu = pick(func(o string) bool { return o == "Processor" }, "Processor", "", cProcessor, total)
+
+	// ASP.NET Applications: __Total__, or the one application the capture has.
+	appsInst := func(s string) bool { return s == "__Total__" }
+	if pick(isASPNetApps, appsWant, "ASP.NET Applications", cReqPerSec, appsInst) < 0 {
+		var insts []string
+		for _, k := range idx {
+			if p := c.Log.Counters[k]; isASPNetApps(p.Object) && p.Counter == cReqPerSec {
+				insts = append(insts, p.Instance)
+			}
+		}
+		if len(insts) == 1 {
+			appsInst = func(s string) bool { return s == insts[0] }
+		}
+	}
+	m.aspRate = pick(isASPNetApps, appsWant, "ASP.NET Applications", cReqPerSec, appsInst)
+	aspExecuting := pick(isASPNetApps, appsWant, "ASP.NET Applications", cExecuting, appsInst)
+	m.aspExec = pick(isASPNet, aspWant, "ASP.NET", cExecTime, none)
+	m.aspWait = pick(isASPNet, aspWant, "ASP.NET", cWaitTime, none)
+	m.rejected = pick(isASPNet, aspWant, "ASP.NET", cRejected, none)
+	m.aspCurrent = pick(isASPNet, aspWant, "ASP.NET", cCurrent, none)
+	m.aspnet = m.aspRate >= 0 && m.aspExec >= 0
+
+	// ServiceModelService: one service per machine.
+	var services []string
+	for _, k := range idx {
+		p := c.Log.Counters[k]
+		if isWCF(p.Object) && p.Counter == cCallsPerSec && !contains(services, p.Instance) {
+			services = append(services, p.Instance)
+		}
+	}
+	if len(services) > 1 {
+		return nil, fmt.Errorf("%s: machine %s has %d WCF services (%s); calibrate reads one service per machine: keep one in the capture (relog -c)",
+			c.head(m.first), machine, len(services), strings.Join(services, ", "))
+	}
+	if len(services) == 1 {
+		inst := func(s string) bool { return s == services[0] }
+		rate := pick(isWCF, wcfWant, "", cCallsPerSec, inst)
+		dur := pick(isWCF, wcfWant, "", cCallsDur, inst)
+		if rate >= 0 && dur >= 0 {
+			m.wcf = true
+			m.rate, m.dur, m.level = rate, dur, pick(isWCF, wcfWant, "", cOutstanding, inst)
+			m.rateName, m.durName, m.levelName = cCallsPerSec, cCallsDur, cOutstanding
+			m.wcfObject = c.Log.Counters[rate].Object + "(" + services[0] + ")"
+		}
+	}
+	if !m.wcf && m.aspnet {
+		m.rate, m.dur, m.level = m.aspRate, m.aspExec, aspExecuting
+		m.rateName, m.durName, m.levelName = cReqPerSec, cExecTime, cExecuting
+		m.durMS = true
+	}
+	if m.aspnet {
+		m.aspName = c.Log.Counters[m.aspExec].Object
+	}
+	m.connWaiting = pick(func(o string) bool { return o == "tsim Connections" }, "tsim Connections", "", cConnWaiting, func(s string) bool { return s == "_Total_" })
+
+	var missing []string
+	if m.cpu < 0 {
+		missing = append(missing, `\\`+machine+`\Processor(_Total)\`+cProcessor)
+	}
+	if m.rate < 0 {
+		missing = append(missing, fmt.Sprintf(`a request rate and a duration: \\%s\%s(__Total__)\%s with \\%s\%s\%s (ASP.NET), or \\%s\%s(SERVICE)\%s with \%s (WCF)`,
+			machine, appsWant, cReqPerSec, machine, aspWant, cExecTime, machine, wcfWant, cCallsPerSec, cCallsDur))
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: machine %s (tier %s) lacks %s; calibrate needs, for every tier it calibrates, %% Processor Time, a request rate and the operation's duration (docs/field-calibrate.md lists them)",
+			c.head(m.first), machine, t.Name, strings.Join(missing, "; and "))
+	}
+	return m, nil
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tsim-dev/tsim/calibrate"
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim/runner"
+)
+
+var cmdCalibrate = &command{
+	Name:      "calibrate",
+	UsageLine: "CAPTURE.csv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
+	Short:     "estimate demands from a PerfMon capture and compare the calibrated model with it",
+	Long:      helpText("calibrate"),
+	Run:       runCalibrate,
+}
+
+func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
+	fs := c.flagSet()
+	allowOutside(fs)
+	experiment := fs.String("experiment", "", "")
+	variant := fs.String("variant", "", "")
+	mapFlag := fs.String("map", "", "")
+	warmup := fs.Duration("warmup", -1, "")
+	seed := fs.Uint64("seed", 0, "")
+	reps := fs.Int("reps", 0, "")
+	outDir := fs.String("o", "", "")
+	quiet := fs.Bool("quiet", false, "")
+	files, status, ok := c.parseFlags(e, fs, args)
+	if !ok {
+		return status
+	}
+	set := setFlags(fs)
+	switch {
+	case len(files) == 0:
+		return c.usageError(e, "no capture given")
+	case len(files) > 1:
+		return c.usageError(e, "one capture at a time, got %d", len(files))
+	case *experiment == "":
+		return c.usageError(e, "--experiment FILE.toml is required: the model to calibrate")
+	case set["warmup"] && *warmup < 0:
+		return c.usageError(e, "--warmup must be ≥ 0, got %v", *warmup)
+	}
+	if set["reps"] {
+		if err := format.CheckReplications(*reps); err != nil {
+			return c.usageError(e, "--reps %v", err)
+		}
+	}
+	machines, err := parseMap(*mapFlag)
+	if err != nil {
+		return c.usageError(e, "--map: %v", err)
+	}
+	capture := files[0]
+	dir := *outDir
+	if dir == "" {
+		dir = filepath.Join("out", runner.Stem(capture)+"-calibrated")
+	}
+	opt := calibrate.Options{
+		Variant:  *variant,
+		Machines: machines,
+		Warmup:   *warmup,
+		Seed:     *seed,
+		Reps:     *reps,
+		Input:    inputOptions(fs),
+		Output:   filepath.ToSlash(filepath.Join(dir, "calibrated.toml")),
+	}
+	// Refuse an output directory another run holds before any work.
+	lock, err := atomicio.Lock(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	defer lock.Unlock()
+
+	res, err := calibrate.Run(ctx, capture, *experiment, opt)
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	var png bytes.Buffer
+	if err := res.Figure.WritePNG(&png); err != nil {
+		c.errorf(e, "calibration.png: %v", err)
+		return exitFailure
+	}
+	var out bytes.Buffer
+	if err := res.WriteText(&out); err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	// Everything succeeded: write, each file whole or not at all.
+	toml := filepath.Join(dir, "calibrated.toml")
+	pic := filepath.Join(dir, "calibration.png")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{toml, res.Calibrated}, {pic, png.Bytes()}} {
+		if err := atomicio.WriteFile(f.path, f.data); err != nil {
+			c.errorf(e, "%v", err)
+			return exitFailure
+		}
+	}
+	if !*quiet {
+		fmt.Fprintf(&out, "\nwrote %s and %s\nnext: tsim explain %s, then tsim run %s\n", toml, pic, toml, toml)
+	}
+	e.writeOut(out.Bytes())
+	return exitOK
+}
+
+// parseMap reads "MACHINE=TIER,..." into tier → machine.
+func parseMap(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	machines := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		m, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		m, t = strings.TrimSpace(m), strings.TrimSpace(t)
+		if !ok || m == "" || t == "" {
+			return nil, fmt.Errorf("%q is not MACHINE=TIER", kv)
+		}
+		if prev, dup := out[t]; dup {
+			return nil, fmt.Errorf("tier %s mapped twice (%s and %s)", t, prev, m)
+		}
+		if prev, dup := machines[strings.ToLower(m)]; dup {
+			return nil, fmt.Errorf("machine %s mapped twice (to %s and %s)", m, prev, t)
+		}
+		out[t], machines[strings.ToLower(m)] = m, t
+	}
+	return out, nil
+}
