@@ -34,6 +34,7 @@ var layers = map[string][]string{
 	"runner":            {"format", "model", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":          {"format", "model", "runner", "results", "sim", "report", "plots"},
 	"dotnetconfig":      {"format", "model", "results", "sim"},
+	"calibrate":         {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
 	"bench":             {"format", "model", "sim", "topologies", "results", "runner"},
 	"experiments":       {},
 	"":                  {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
