@@ -11,14 +11,27 @@ import (
 )
 
 // noisyRun is a run whose tiers' counters wander the way a loaded chain's
-// do: random walks of whole requests, a noisy CPU, at one sample per
-// interval over samples samples. It is the worst case for a line drawer:
-// every column of pixels holds many ups and downs.
+// do: random walks of whole requests, a noisy CPU, noisy rates and
+// durations (now and then an interval in which nothing ended), at one
+// sample per interval over samples samples. It is the worst case for a
+// line drawer: every column of pixels holds many ups and downs. The first
+// tier is an ASP.NET application, the others self-hosted WCF services,
+// each calling the next.
 func noisyRun(label string, tiers, samples int, seed uint64) Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
+	more := rand.New(rand.NewPCG(seed, 8)) // the newer counters, so that the older keep their values
 	r := &results.Run{Duration: float64(samples - 1), FirstTimeout: -1}
 	for i := range tiers {
-		r.TierNames = append(r.TierNames, fmt.Sprintf("t%d", i))
+		name := fmt.Sprintf("t%d", i)
+		r.TierNames = append(r.TierNames, name)
+		t := results.Tier{Name: name, Host: "self", DotNet: "4.0", WCF: true}
+		if i == 0 {
+			t = results.Tier{Name: name, Host: "aspnet-classic", DotNet: "3.5"}
+		}
+		r.Tiers = append(r.Tiers, t)
+		if i+1 < tiers {
+			r.Calls = append(r.Calls, results.Call{From: name, To: fmt.Sprintf("t%d", i+1)})
+		}
 	}
 	walk := make([]float64, tiers)
 	for k := range samples {
@@ -31,6 +44,19 @@ func noisyRun(label string, tiers, samples int, seed uint64) Run {
 				ThreadsBusy: e, ConnsInUse: math.Min(e, 2), ConnsWaiting: math.Max(0, e-2),
 				ThreadQueue: float64(rng.IntN(3)), CPU: 20 + 60*rng.Float64(),
 			}
+			ts := &s.Tiers[i]
+			ts.Pipelines, ts.Instances = e+5, e
+			if i == 0 {
+				ts.WorkerBusy = e
+			} else {
+				ts.IOBusy = e
+			}
+			ts.RequestsPerS, ts.CallsPerS = 5+10*more.Float64(), 5+10*more.Float64()
+			if more.IntN(20) != 0 {
+				ts.ExecTimeMS = 50 + 5000*more.ExpFloat64()
+				ts.CallDuration = ts.ExecTimeMS / 1000
+			}
+			ts.WaitTimeMS = math.Max(0, 100*more.NormFloat64())
 		}
 		r.Series = append(r.Series, s)
 	}

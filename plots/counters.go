@@ -3,6 +3,8 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -12,44 +14,237 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// counter is one time series of a tier, named as a .NET person knows it.
+// counters.png reads like a PerfMon capture: every series is a counter of
+// docs/counters.md under its PerfMon name, and a tier has a panel for each
+// kind of unit, with the counters it has (no WCF counters on a tier that is
+// not a WCF service, no connections on one that calls nobody).
+
+// presence says which tiers have a counter.
+type presence uint8
+
+const (
+	always    presence = iota // every tier
+	byData                    // tiers on which it is not zero throughout
+	aspnetApp                 // ASP.NET hosts (the ASP.NET objects)
+	wcfOnly                   // WCF services (ServiceModelService)
+	httpTier                  // ASP.NET hosts and tiers that are not WCF services: the ASP.NET names, as tsim's tables use them
+	callsOut                  // tiers that call others (tsim Connections)
+)
+
+// counter is one time series of a tier, named as PerfMon names it (with its
+// unit in the legend where the name has none).
 type counter struct {
 	name  string
 	color color.Color
 	width float64 // pixels: earlier counters are drawn wider so that equal series stay visible side by side
 	dash  []vg.Length
+	has   presence
 	get   func(results.TierSample) float64
+	// gap, where set, tells of a zero whether it is no value (the mean
+	// duration of an interval in which nothing ended): the line breaks
+	// there.
+	gap func(results.TierSample) bool
 }
 
-var counters = []counter{
-	{"Requests Executing", palette[0], 4.5, nil, func(s results.TierSample) float64 { return s.Executing }},
-	{"Requests Queued", palette[1], 3.5, nil, func(s results.TierSample) float64 { return s.Queued }},
-	{"Calls Outstanding", palette[2], 2.6, nil, func(s results.TierSample) float64 { return s.Outstanding }},
-	{"threads busy", palette[3], 1.6, nil, func(s results.TierSample) float64 { return s.ThreadsBusy }},
-	{"connections in use (outbound)", palette[4], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsInUse }},
-	{"connections waiting (outbound)", palette[5], 1.6, []vg.Length{px(6), px(3)}, func(s results.TierSample) float64 { return s.ConnsWaiting }},
-	{"thread pool queue", palette[6], 1.6, []vg.Length{px(2), px(2)}, func(s results.TierSample) float64 { return s.ThreadQueue }},
+// ctr is a counter drawn at every value.
+func ctr(name string, col color.Color, width float64, dash []vg.Length, has presence, get func(results.TierSample) float64) counter {
+	return counter{name: name, color: col, width: width, dash: dash, has: has, get: get}
 }
 
-var memCounter = counter{"memory held (MB)", palette[7], 1.4, []vg.Length{px(6), px(2)}, func(s results.TierSample) float64 { return s.MemoryMB }}
+// gapAtZero returns k drawn with a break where it is zero and gap says
+// that the zero is no value.
+func gapAtZero(k counter, gap func(results.TierSample) bool) counter {
+	k.gap = gap
+	return k
+}
 
-var cpuCounter = counter{"CPU %", palette[7], 1.4, nil, func(s results.TierSample) float64 { return s.CPU }}
+// nothingEnded: a mean duration of zero is always an interval in which
+// nothing ended (a request's execution or a call takes some time).
+func nothingEnded(results.TierSample) bool { return true }
 
-// allCounters are every series of a tier: counters, then CPU and memory.
-var allCounters = append(counters[:len(counters):len(counters)], cpuCounter, memCounter)
+// nothingStarted: a mean wait of zero is an interval in which no request
+// started executing when requests are queued at its end (one that started
+// would have waited behind them); otherwise the requests that started
+// waited no time.
+func nothingStarted(s results.TierSample) bool { return s.Queued > 0 }
+
+// scaleKind is how a panel's y axis is scaled.
+type scaleKind uint8
+
+const (
+	linearScale   scaleKind = iota // 0 to the largest value
+	countScale                     // linear, or logarithmic when the levels differ widely (panelAxis)
+	durationScale                  // linear, or logarithmic when the durations range widely (panelAxis)
+	percentScale                   // 0 to 100
+)
+
+// counterPanel is one panel of a tier: the counters of one unit.
+type counterPanel struct {
+	group    string  // the legend's heading of its counters
+	yLabel   string  // its unit
+	height   float64 // pixels, axes included
+	scale    scaleKind
+	none     string // the note of a run whose tier has none of its counters
+	counters []counter
+}
+
+func dashes(on, off float64) []vg.Length { return []vg.Length{px(on), px(off)} }
+
+// counterPanels are a tier's panels, top to bottom. Colours mean the same
+// in every panel: blue the requests (ASP.NET's counters), orange their
+// waiting, green WCF's calls.
+var counterPanels = []counterPanel{
+	{"counts", "count", 230, countScale, "", []counter{
+		ctr("Requests Executing", palette[0], 5, nil, always, func(s results.TierSample) float64 { return s.Executing }),
+		ctr("Requests Queued", palette[1], 4, nil, always, func(s results.TierSample) float64 { return s.Queued }),
+		ctr("Pipeline Instance Count", palette[6], 3.2, nil, aspnetApp, func(s results.TierSample) float64 { return s.Pipelines }),
+		ctr("Calls Outstanding", palette[2], 2.6, nil, wcfOnly, func(s results.TierSample) float64 { return s.Outstanding }),
+		ctr("Instances", palette[3], 2, dashes(7, 3), wcfOnly, func(s results.TierSample) float64 { return s.Instances }),
+		ctr("Worker Threads Busy", palette[7], 1.4, nil, byData, func(s results.TierSample) float64 { return s.WorkerBusy }),
+		ctr("I/O Threads Busy", palette[5], 1.4, dashes(5, 3), byData, func(s results.TierSample) float64 { return s.IOBusy }),
+		ctr("Work Items Queued", palette[4], 1.4, dashes(2, 2), byData, func(s results.TierSample) float64 { return s.ThreadQueue }),
+	}},
+	{"rates", "per second", 95, linearScale, "no requests", []counter{
+		ctr("Requests/Sec", palette[0], 3, nil, httpTier, func(s results.TierSample) float64 { return s.RequestsPerS }),
+		ctr("Calls Per Second", palette[2], 1.6, nil, wcfOnly, func(s results.TierSample) float64 { return s.CallsPerS }),
+	}},
+	{"durations", "seconds", 130, durationScale, "no requests ended", []counter{
+		gapAtZero(ctr("Request Execution Time (s)", palette[0], 3, nil, httpTier, func(s results.TierSample) float64 { return s.ExecTimeMS / 1000 }), nothingEnded),
+		gapAtZero(ctr("Request Wait Time (s)", palette[1], 2.2, nil, httpTier, func(s results.TierSample) float64 { return s.WaitTimeMS / 1000 }), nothingStarted),
+		gapAtZero(ctr("Calls Duration (s)", palette[2], 1.4, nil, wcfOnly, func(s results.TierSample) float64 { return s.CallDuration }), nothingEnded),
+	}},
+	{"connections", "connections", 95, linearScale, "no outbound calls", []counter{
+		ctr("Connections In Use", palette[4], 2.6, nil, callsOut, func(s results.TierSample) float64 { return s.ConnsInUse }),
+		ctr("Requests Waiting For A Connection", palette[5], 1.6, nil, callsOut, func(s results.TierSample) float64 { return s.ConnsWaiting }),
+	}},
+	{"memory", "MB", 85, linearScale, "no memory held", []counter{
+		ctr("memory held by requests (MB)", palette[7], 1.4, nil, byData, func(s results.TierSample) float64 { return s.MemoryMB }),
+	}},
+	{"CPU", "%", 100, percentScale, "", []counter{
+		ctr("% Processor Time", palette[7], 1.4, nil, always, func(s results.TierSample) float64 { return s.CPU }),
+	}},
+}
+
+// panelFirst is the index in allCounters of each panel's first counter.
+var panelFirst []int
+
+// allCounters are every panel's counters, panel by panel.
+var allCounters []counter
+
+func init() {
+	for _, p := range counterPanels {
+		panelFirst = append(panelFirst, len(allCounters))
+		allCounters = append(allCounters, p.counters...)
+	}
+}
 
 func counterStyle(k counter) draw.LineStyle {
 	return draw.LineStyle{Color: k.color, Width: px(k.width), Dashes: k.dash}
 }
 
-// Counters draws each run's counters over time like a PerfMon capture: one
-// row per tier, one column per run. A tier's upper panel shows Requests
-// Executing, Requests Queued, Calls Outstanding, threads busy, and its
-// outbound connections in use and waiting and its thread-pool queue; the
-// lower panel its CPU %, and a third one the memory its requests hold when a
-// tier declares memory per request. The panels of one tier share their scale
-// across the columns so that runs compare at a glance.
-func Counters(title string, runs []Run) (*Figure, error) {
+// tierInfo is what a run says of one tier: whether it names its host (Run.Tiers), and
+// then whether it is an ASP.NET host, a WCF service, and calls others.
+type tierInfo struct {
+	known, aspnet, wcf, calls bool
+	desc                      string // "WCF self-hosted, .NET 3.5", for the panel's title
+}
+
+func tierInfoOf(r *results.Run, i int, name string) tierInfo {
+	if i >= len(r.Tiers) || r.Tiers[i].Name != name {
+		return tierInfo{}
+	}
+	t := r.Tiers[i]
+	info := tierInfo{known: true, wcf: t.WCF}
+	host := ""
+	switch t.Host {
+	case "aspnet-classic":
+		info.aspnet, host = true, "ASP.NET classic pipeline"
+	case "iis-integrated":
+		info.aspnet, host = true, "IIS integrated pipeline"
+	}
+	for _, c := range r.Calls {
+		info.calls = info.calls || c.From == name
+	}
+	switch {
+	case t.WCF && info.aspnet:
+		info.desc = "WCF in " + host
+	case t.WCF:
+		info.desc = "WCF self-hosted"
+	default:
+		info.desc = host
+	}
+	if t.DotNet != "" && t.DotNet != "core" {
+		if info.desc != "" {
+			info.desc += ", "
+		}
+		info.desc += ".NET " + t.DotNet
+	}
+	return info
+}
+
+// counterStats is one counter of one tier of one run over its samples.
+type counterStats struct {
+	max, sum, posSum float64
+	n, posN          int
+}
+
+func (s counterStats) mean() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return s.sum / float64(s.n)
+}
+
+// posMean is the mean of the positive values (0 without any).
+func (s counterStats) posMean() float64 {
+	if s.posN == 0 {
+		return 0
+	}
+	return s.posSum / float64(s.posN)
+}
+
+// draws reports whether a tier draws counter k: by what the run says of the
+// tier or, where it says nothing (a run without Tiers), by the data.
+func draws(k counter, info tierInfo, st counterStats) bool {
+	nonzero := st.posN > 0 || st.max != 0
+	switch k.has {
+	case always:
+		return true
+	case byData:
+		return nonzero
+	}
+	if !info.known {
+		return nonzero
+	}
+	switch k.has {
+	case aspnetApp:
+		return info.aspnet
+	case wcfOnly:
+		return info.wcf
+	case httpTier:
+		return info.aspnet || !info.wcf
+	case callsOut:
+		return info.calls
+	}
+	return false
+}
+
+// counterPlan is what Counters draws: the tiers, the time axis, what each
+// run says of each tier, which counters each run draws of each tier
+// (drawn[r][i*len(allCounters)+k]), the panels of each tier, the counters
+// drawn anywhere (the legend's) and each tier's panels' y axes.
+type counterPlan struct {
+	names     []string
+	tmax      float64
+	infos     [][]tierInfo
+	drawn     [][]bool
+	rowPanels [][]bool
+	used      []bool
+	axes      [][]yAxis
+}
+
+// planCounters checks runs and plans counters.png.
+func planCounters(runs []Run) (*counterPlan, error) {
 	if len(runs) == 0 {
 		return nil, errNoData
 	}
@@ -57,14 +252,19 @@ func Counters(title string, runs []Run) (*Figure, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("plots: counters: run %q has no tiers", runs[0].Label)
 	}
+	nk := len(allCounters)
+	// stats[r][i*nk+k]: counter k of tier i of run r.
+	stats := make([][]counterStats, len(runs))
 	var tmax float64
-	for _, r := range runs {
+	for ri, r := range runs {
 		if r.Run == nil || len(r.Run.Series) == 0 {
 			return nil, fmt.Errorf("plots: counters: run %q has no time series", r.Label)
 		}
 		if len(r.Run.TierNames) != len(names) {
 			return nil, fmt.Errorf("plots: counters: run %q has %d tiers, run %q has %d", r.Label, len(r.Run.TierNames), runs[0].Label, len(names))
 		}
+		st := make([]counterStats, len(names)*nk)
+		stats[ri] = st
 		for _, s := range r.Run.Series {
 			if len(s.Tiers) != len(names) {
 				return nil, fmt.Errorf("plots: counters: run %q: sample at %gs has %d tiers, want %d", r.Label, s.T, len(s.Tiers), len(names))
@@ -73,9 +273,19 @@ func Counters(title string, runs []Run) (*Figure, error) {
 				return nil, checkFinite(fmt.Sprintf("counters: run %q: sample time", r.Label), s.T)
 			}
 			for i, ts := range s.Tiers {
-				for _, k := range allCounters {
-					if v := k.get(ts); !finite(v) {
-						return nil, checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], k.name, s.T), v)
+				row := st[i*nk : (i+1)*nk]
+				for k, c := range allCounters {
+					v := c.get(ts)
+					if !finite(v) {
+						return nil, checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], c.name, s.T), v)
+					}
+					a := &row[k]
+					a.max = max(a.max, v)
+					a.sum += v
+					a.n++
+					if v > 0 {
+						a.posSum += v
+						a.posN++
 					}
 				}
 			}
@@ -86,97 +296,338 @@ func Counters(title string, runs []Run) (*Figure, error) {
 		tmax = 1
 	}
 
-	// One shared y scale per tier; a memory panel for tiers that hold memory.
-	ymax := make([]float64, len(names))
-	memMax := make([]float64, len(names))
-	for _, r := range runs {
-		for _, s := range r.Run.Series {
-			for i, ts := range s.Tiers {
-				for _, k := range counters {
-					ymax[i] = max(ymax[i], k.get(ts))
+	// Which counters each run draws of each tier, and which panels each
+	// tier has (those of which some run draws a counter).
+	infos := make([][]tierInfo, len(runs))
+	drawn := make([][]bool, len(runs)) // [r][i*nk+k]
+	rowPanels := make([][]bool, len(names))
+	for i := range rowPanels {
+		rowPanels[i] = make([]bool, len(counterPanels))
+	}
+	used := make([]bool, nk) // drawn anywhere: in the legend
+	for ri, r := range runs {
+		infos[ri] = make([]tierInfo, len(names))
+		drawn[ri] = make([]bool, len(names)*nk)
+		for i, name := range names {
+			info := tierInfoOf(r.Run, i, name)
+			infos[ri][i] = info
+			for k, c := range allCounters {
+				if draws(c, info, stats[ri][i*nk+k]) {
+					drawn[ri][i*nk+k] = true
+					used[k] = true
 				}
-				memMax[i] = max(memMax[i], ts.MemoryMB)
+			}
+			for pi := range counterPanels {
+				for k := panelFirst[pi]; k < panelFirst[pi]+len(counterPanels[pi].counters); k++ {
+					rowPanels[i][pi] = rowPanels[i][pi] || drawn[ri][i*nk+k]
+				}
 			}
 		}
 	}
 
-	anyMem := false
-	for _, m := range memMax {
-		anyMem = anyMem || m > 0
+	// One y axis per tier and panel, shared across the runs.
+	axes := make([][]yAxis, len(names))
+	for i := range names {
+		axes[i] = make([]yAxis, len(counterPanels))
+		for pi, pk := range counterPanels {
+			if !rowPanels[i][pi] {
+				continue
+			}
+			var sts []counterStats
+			for ri := range runs {
+				for j := range pk.counters {
+					k := panelFirst[pi] + j
+					if drawn[ri][i*nk+k] {
+						sts = append(sts, stats[ri][i*nk+k])
+					}
+				}
+			}
+			axes[i][pi] = panelAxis(pk.scale, sts)
+		}
 	}
+	return &counterPlan{names, tmax, infos, drawn, rowPanels, used, axes}, nil
+}
+
+// Counters draws each run's counters over time like a PerfMon capture: one
+// group of panels per tier, one column per run. A tier's panels are, top
+// to bottom: counts (Requests Executing, Requests Queued, Pipeline Instance
+// Count on an ASP.NET host, Calls Outstanding and Instances on a WCF
+// service, Worker and I/O Threads Busy, Work Items Queued), rates
+// (Requests/Sec, Calls Per Second), durations in seconds (Request
+// Execution Time and Request Wait Time, Calls Duration), outbound
+// connections (Connections In Use, Requests Waiting For A Connection) on a
+// tier that calls others, the memory its requests hold where it holds any,
+// and % Processor Time. A tier has the counters docs/counters.md gives it
+// (what Run.Tiers says of its host); a run without Tiers has those that
+// are not zero throughout. The panels of one tier share their scale across
+// the columns so that runs compare at a glance; counts and durations that
+// differ by more than a factor of 30 are drawn on a logarithmic scale (of
+// 1 + y/unit, so that zero stays at the bottom).
+func Counters(title string, runs []Run) (*Figure, error) {
+	cp, err := planCounters(runs)
+	if err != nil {
+		return nil, err
+	}
+	names, nk, tmax := cp.names, len(allCounters), cp.tmax
+	infos, drawn, rowPanels, used, axes := cp.infos, cp.drawn, cp.rowPanels, cp.used, cp.axes
+
 	cols, blocks := counterColumns(len(runs))
+	const padY = 6       // pixels between two panels
+	const tierGapPx = 10 // pixels added between two tiers
 	var panels [][]*plot.Plot
 	var weights []float64
 	for b := range blocks {
 		if b > 0 {
 			panels = append(panels, make([]*plot.Plot, cols))
-			weights = append(weights, blockGap)
+			weights = append(weights, blockGapPx)
 		}
 		block := runs[b*cols : min(len(runs), (b+1)*cols)]
 		for i, name := range names {
-			top := make([]*plot.Plot, cols)
-			cpu := make([]*plot.Plot, cols)
-			var mem []*plot.Plot
-			if memMax[i] > 0 {
-				mem = make([]*plot.Plot, cols)
+			if i > 0 {
+				panels = append(panels, make([]*plot.Plot, cols))
+				weights = append(weights, tierGapPx)
 			}
-			for j, r := range block {
-				xys := tierXYs(r.Run.Series, i)
-				head := name
-				if len(runs) > 1 || r.Label != "" {
-					head = fmt.Sprintf("%s — %s", name, r.Label)
+			var last int
+			for pi := range counterPanels {
+				if rowPanels[i][pi] {
+					last = pi
 				}
-				p := newPlot(head, "", "count")
-				for n, k := range counters {
-					p.Add(newSeriesLine(xys[n], counterStyle(k)))
+			}
+			first := true
+			for pi, pk := range counterPanels {
+				if !rowPanels[i][pi] {
+					continue
 				}
-				p.X.Min, p.X.Max = 0, tmax
-				p.Y.Min, p.Y.Max = 0, niceMax(ymax[i])
-				top[j] = p
+				row := make([]*plot.Plot, cols)
+				for j, r := range block {
+					ri := b*cols + j
+					head := ""
+					if first {
+						head = tierHead(name, r.Label, len(runs) > 1, infos[ri][i])
+					}
+					xLabel := ""
+					if pi == last {
+						xLabel = "time (s)"
+					}
+					ax := axes[i][pi]
+					yLabel := pk.yLabel
+					if ax.log {
+						yLabel += " (log)"
+					}
+					p := newPlot(head, xLabel, yLabel)
+					if pi != last {
+						p.X.Tick.Marker = unlabelled{niceTicks{}}
+					}
+					p.X.Min, p.X.Max = 0, tmax
+					ax.apply(&p.Y)
+					var ks []counter
+					for jj, c := range pk.counters {
+						if drawn[ri][i*nk+panelFirst[pi]+jj] {
+							ks = append(ks, c)
+						}
+					}
+					if len(ks) == 0 {
+						p.Add(panelNote{pk.none})
+					}
+					for n, xy := range tierXYs(r.Run.Series, i, ks, ax) {
+						if ks[n].gap != nil {
+							p.Add(newGappedLine(xy, counterStyle(ks[n])))
+						} else {
+							p.Add(newSeriesLine(xy, counterStyle(ks[n])))
+						}
+					}
+					row[j] = p
+				}
+				panels = append(panels, row)
+				weights = append(weights, pk.height)
+				first = false
+			}
+		}
+	}
 
-				q := newPlot("", "time (s)", "CPU %")
-				q.Add(newSeriesLine(xys[len(counters)], counterStyle(cpuCounter)))
-				q.X.Min, q.X.Max = 0, tmax
-				q.Y.Min, q.Y.Max = 0, 100
-				q.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
-				cpu[j] = q
-				if mem != nil {
-					m := newPlot("", "time (s)", "memory MB")
-					m.Add(newSeriesLine(xys[len(counters)+1], counterStyle(memCounter)))
-					m.X.Min, m.X.Max = 0, tmax
-					m.Y.Min, m.Y.Max = 0, niceMax(memMax[i])
-					mem[j] = m
-				}
+	var groups []legendGroup
+	for pi, pk := range counterPanels {
+		g := legendGroup{heading: pk.group}
+		for j, c := range pk.counters {
+			if used[panelFirst[pi]+j] {
+				g.entries = append(g.entries, legendEntry{c.name, &plotter.Line{LineStyle: counterStyle(c)}})
 			}
-			panels = append(panels, top, cpu)
-			weights = append(weights, 2.6, 1)
-			if mem != nil {
-				panels = append(panels, mem)
-				weights = append(weights, 1)
-			}
+		}
+		if len(g.entries) > 0 {
+			groups = append(groups, g)
 		}
 	}
 
 	w := max(1200, 600*float64(cols))
-	perBlock := 380 * float64(len(names))
-	if anyMem {
-		perBlock += 120 * float64(len(names))
+	legendRows := len(layoutLegend(px(w-16), groups))
+	var grid float64
+	for _, h := range weights {
+		grid += h
 	}
-	h := max(800, 120+float64(blocks)*perBlock+float64(blocks-1)*blockGapPx)
+	grid += padY * float64(len(weights)-1)
+	// The outer padding, the title, the legend and the space below it.
+	// At least as tall as the other pictures: few panels are stretched.
+	h := max(800, 16+36+10+legendRowPx*float64(legendRows)+grid)
 	f := &Figure{Width: px(w), Height: px(h), title: title}
 	f.draw = func(c draw.Canvas) {
-		var entries []legendEntry
-		legend := append(counters[:len(counters):len(counters)], cpuCounter)
-		if anyMem {
-			legend = append(legend, memCounter)
-		}
-		for _, k := range legend {
-			entries = append(entries, legendEntry{k.name, &plotter.Line{LineStyle: counterStyle(k)}})
-		}
-		c.Max.Y -= drawLegendRows(c, c.Max.Y-px(10), entries) + px(10)
-		drawGrid(c, panels, weights, px(28), px(10))
+		c.Max.Y -= drawLegendGroups(c, c.Max.Y-px(10), groups) + px(10)
+		drawGrid(c, panels, weights, px(28), px(padY))
 	}
 	return f, nil
+}
+
+// tierHead is the title of a tier's top panel: the tier, the run's label
+// and what the tier is.
+func tierHead(name, label string, several bool, info tierInfo) string {
+	head := name
+	if several || label != "" {
+		head = fmt.Sprintf("%s — %s", name, label)
+	}
+	if info.desc != "" {
+		head += " (" + info.desc + ")"
+	}
+	return head
+}
+
+// yAxis is a panel's y axis: the largest value it shows, and whether it is
+// logarithmic (of 1 + v/10^exp: see y).
+type yAxis struct {
+	max float64
+	log bool
+	exp int
+	pct bool
+}
+
+func (a yAxis) apply(ax *plot.Axis) {
+	ax.Min, ax.Max = 0, a.y(a.max)
+	switch {
+	case a.pct:
+		ax.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 25}, {Value: 50, Label: "50"}, {Value: 75}, {Value: 100, Label: "100"}}
+	case a.log:
+		ax.Tick.Marker = log1pTicks{a.exp}
+	}
+}
+
+// y is where value v is drawn: v on a linear axis, log10(1 + v/unit) on a
+// logarithmic one (zero at the bottom, nearly linear below unit,
+// logarithmic above it). The values are transformed rather than the axis
+// (a plot.Normalizer) so that gonum lays the axis out as a linear one.
+func (a yAxis) y(v float64) float64 {
+	if !a.log {
+		return v
+	}
+	return log1p(v, a.exp)
+}
+
+func log1p(v float64, exp int) float64 { return math.Log10(1 + max(v, 0)/math.Pow10(exp)) }
+
+// wideRatio is how much larger than a series' level a panel's largest
+// value must be for the panel to be drawn on a log scale: a series
+// squeezed into the bottom thirtieth of a panel shows no shape.
+const wideRatio = 30
+
+// minDuration is the shortest duration that counts as a level when judging
+// whether durations range widely: below a millisecond is noise for a
+// diagnosis (ASP.NET's own counters are in whole milliseconds).
+const minDuration = 1e-3
+
+// panelAxis chooses a panel's y axis from the statistics of the series it
+// draws in every run. Counts: logarithmic when a series whose mean is at
+// least one is less than the largest value by wideRatio. Durations:
+// logarithmic when the mean of a series' positive values (at least
+// minDuration) is less than the largest value by wideRatio.
+func panelAxis(kind scaleKind, sts []counterStats) yAxis {
+	var top float64
+	for _, s := range sts {
+		top = max(top, s.max)
+	}
+	switch kind {
+	case percentScale:
+		return yAxis{max: 100, pct: true}
+	case countScale:
+		for _, s := range sts {
+			if m := s.mean(); m >= 1 && top > wideRatio*m {
+				return yAxis{max: top * 1.3, log: true, exp: -1} // 0 and 1 a decade apart
+			}
+		}
+	case durationScale:
+		lo := math.Inf(1)
+		for _, s := range sts {
+			if m := s.posMean(); m >= minDuration {
+				lo = min(lo, m)
+			}
+		}
+		if top > wideRatio*lo {
+			// 0 and the decade below the smallest level a decade apart.
+			return yAxis{max: top * 1.3, log: true, exp: int(math.Floor(math.Log10(lo))) - 1}
+		}
+	}
+	return yAxis{max: niceMax(top)}
+}
+
+// log1pTicks labels an axis of values drawn at log10(1 + v/10^exp) at 0
+// and at every power of ten from 10^(exp+1) (every other one beyond six),
+// with minor ticks at 2 and 5 times each.
+type log1pTicks struct{ exp int }
+
+func (t log1pTicks) Ticks(lo, hi float64) []plot.Tick {
+	top := math.Pow10(t.exp) * (math.Pow(10, hi) - 1) // the value at hi
+	var ts []plot.Tick
+	if lo <= 0 {
+		ts = append(ts, plot.Tick{Value: 0, Label: "0"})
+	}
+	decades := 0
+	for k := t.exp + 1; math.Pow10(k) <= top; k++ {
+		decades++
+	}
+	every := 1
+	if decades > 6 {
+		every = 2
+	}
+	for k := t.exp + 1; math.Pow10(k) <= top; k++ {
+		d := math.Pow10(k)
+		tk := plot.Tick{Value: log1p(d, t.exp)}
+		if (k-t.exp-1)%every == 0 {
+			tk.Label = formatPow10(k)
+		}
+		ts = append(ts, tk)
+		for _, m := range []float64{2, 5} {
+			if v := m * d; v <= top {
+				ts = append(ts, plot.Tick{Value: log1p(v, t.exp)})
+			}
+		}
+	}
+	return ts
+}
+
+// formatPow10 writes 10^k as a plain number: 0.001, 1, 1000.
+func formatPow10(k int) string {
+	if k < 0 {
+		return "0." + strings.Repeat("0", -k-1) + "1"
+	}
+	return "1" + strings.Repeat("0", k)
+}
+
+// unlabelled is a ticker whose ticks carry no labels: the x axes of a
+// tier's panels above its lowest, which has them. gridLines still draws
+// the wrapped ticker's major ticks.
+type unlabelled struct{ plot.Ticker }
+
+func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
+	ts := u.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		ts[i].Label = ""
+	}
+	return ts
+}
+
+// panelNote writes, in grey in the middle of a panel, why it is empty.
+type panelNote struct{ text string }
+
+func (n panelNote) Plot(c draw.Canvas, _ *plot.Plot) {
+	sty := textStyle(10, draw.XCenter)
+	sty.Color = grey
+	c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}, n.text)
 }
 
 // maxCounterColumns is the most runs drawn side by side, 600 pixels each;
@@ -184,12 +635,8 @@ func Counters(title string, runs []Run) (*Figure, error) {
 // most 2,400 pixels wide.
 const maxCounterColumns = 4
 
-// blockGap and blockGapPx are the relative height of the empty row between
-// two blocks of runs and the pixels it adds to the picture.
-const (
-	blockGap   = 0.35
-	blockGapPx = 40
-)
+// blockGapPx is the height of the empty row between two blocks of runs.
+const blockGapPx = 40
 
 // counterColumns spreads n runs over as few blocks of at most
 // maxCounterColumns columns as it can, as evenly as it can: 7 runs are two
@@ -199,17 +646,23 @@ func counterColumns(n int) (cols, blocks int) {
 	return (n + blocks - 1) / blocks, blocks
 }
 
-// tierXYs are every counter of one tier over time, in the order of
-// allCounters, read in one pass over the samples.
-func tierXYs(series []results.Sample, tier int) []plotter.XYs {
-	out := make([]plotter.XYs, len(allCounters))
+// tierXYs are the counters ks of one tier over time, read in one pass over
+// the samples, where axis ax draws them.
+func tierXYs(series []results.Sample, tier int, ks []counter, ax yAxis) []plotter.XYs {
+	out := make([]plotter.XYs, len(ks))
 	for k := range out {
 		out[k] = make(plotter.XYs, len(series))
 	}
 	for i, s := range series {
 		ts := s.Tiers[tier]
-		for k, c := range allCounters {
-			out[k][i] = plotter.XY{X: s.T, Y: c.get(ts)}
+		for k, c := range ks {
+			y := c.get(ts)
+			if y == 0 && c.gap != nil && c.gap(ts) {
+				y = math.NaN()
+			} else {
+				y = ax.y(y)
+			}
+			out[k][i] = plotter.XY{X: s.T, Y: y}
 		}
 	}
 	return out
@@ -222,4 +675,86 @@ func niceMax(m float64) float64 {
 		return 1
 	}
 	return m * 1.08
+}
+
+// gappedLine is a seriesLine that breaks where y is NaN (no value): each
+// stretch between two breaks is decimated and stroked as a seriesLine is,
+// and a value alone between two breaks is a short dash (one per pixel).
+type gappedLine struct {
+	xy    plotter.XYs
+	style draw.LineStyle
+	ext   [4]int
+}
+
+func newGappedLine(xy plotter.XYs, style draw.LineStyle) gappedLine {
+	return gappedLine{xy, style, finiteExtremes(xy)}
+}
+
+func (l gappedLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	column := func(x float64) int { return pixelOf(trX(x)) }
+	half := max(l.style.Width, px(3)) / 2
+	last := [2]int{math.MinInt, math.MinInt} // the pixel of the last dash
+	for a := 0; a < len(l.xy); {
+		if math.IsNaN(l.xy[a].Y) {
+			a++
+			continue
+		}
+		b := a + 1
+		for b < len(l.xy) && !math.IsNaN(l.xy[b].Y) {
+			b++
+		}
+		var pts []vg.Point
+		if b == a+1 {
+			pt := vg.Point{X: trX(l.xy[a].X), Y: trY(l.xy[a].Y)}
+			if cell := [2]int{pixelOf(pt.X), pixelOf(pt.Y)}; cell != last {
+				last = cell
+				pts = []vg.Point{{X: pt.X - half, Y: pt.Y}, {X: pt.X + half, Y: pt.Y}}
+			}
+		} else {
+			xy := decimate(l.xy[a:b], column)
+			pts = make([]vg.Point, len(xy))
+			for i, v := range xy {
+				pts[i] = vg.Point{X: trX(v.X), Y: trY(v.Y)}
+			}
+		}
+		a = b
+		for _, ln := range c.ClipLinesXY(pts) {
+			strokeLong(c, l.style, ln)
+		}
+	}
+}
+
+func (l gappedLine) DataRange() (xmin, xmax, ymin, ymax float64) { return extremeRange(l.xy, l.ext) }
+
+func (l gappedLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
+	r := l.style.Width / 2
+	return extremeBoxes(p, l.xy, l.ext, vg.Rectangle{Min: vg.Point{X: -r, Y: -r}, Max: vg.Point{X: r, Y: r}})
+}
+
+// finiteExtremes are extremes of the points of xy whose y is not NaN
+// (indexes into xy; all -1 when there are none).
+func finiteExtremes(xy plotter.XYs) [4]int {
+	e := [4]int{-1, -1, -1, -1}
+	for i, v := range xy {
+		switch {
+		case math.IsNaN(v.Y):
+		case e[0] < 0:
+			e = [4]int{i, i, i, i}
+		default:
+			if v.X < xy[e[0]].X {
+				e[0] = i
+			}
+			if v.X > xy[e[1]].X {
+				e[1] = i
+			}
+			if v.Y < xy[e[2]].Y {
+				e[2] = i
+			}
+			if v.Y > xy[e[3]].Y {
+				e[3] = i
+			}
+		}
+	}
+	return e
 }

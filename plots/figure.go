@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
 	"strconv"
 
 	"git.sr.ht/~sbinet/gg"
@@ -156,20 +157,29 @@ type gridLines struct{}
 func (gridLines) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := draw.LineStyle{Color: lightGrey, Width: vg.Points(0.6)}
-	for _, t := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+	for _, t := range majorTicks(p.X.Tick.Marker).Ticks(p.X.Min, p.X.Max) {
 		if t.IsMinor() || t.Value < p.X.Min || t.Value > p.X.Max {
 			continue
 		}
 		x := trX(t.Value)
 		c.StrokeLine2(sty, x, c.Min.Y, x, c.Max.Y)
 	}
-	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+	for _, t := range majorTicks(p.Y.Tick.Marker).Ticks(p.Y.Min, p.Y.Max) {
 		if t.IsMinor() || t.Value < p.Y.Min || t.Value > p.Y.Max {
 			continue
 		}
 		y := trY(t.Value)
 		c.StrokeLine2(sty, c.Min.X, y, c.Max.X, y)
 	}
+}
+
+// majorTicks is the ticker whose labelled ticks the grid lines follow:
+// the wrapped one of an unlabelled axis.
+func majorTicks(m plot.Ticker) plot.Ticker {
+	if u, ok := m.(unlabelled); ok {
+		return u.Ticker
+	}
+	return m
 }
 
 // drawGrid lays panels out in rows and columns, top row first, so that
@@ -220,6 +230,9 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			d := p.DataCanvas(cc)
 			m := margins{d.Min.X - cc.Min.X, cc.Max.X - d.Max.X, d.Min.Y - cc.Min.Y, cc.Max.Y - d.Max.Y}
 			own[j][i] = m
+			if debugMargins && j < 2 {
+				fmt.Println("DEBUG", j, i, p.Title.Text, float64(m.t/px(1)), float64(m.b/px(1)), float64(m.l/px(1)))
+			}
 			left[i] = max(left[i], m.l)
 			right[i] = max(right[i], m.r)
 			bottom[j] = max(bottom[j], m.b)
@@ -277,6 +290,8 @@ func drawPanel(c draw.Canvas, p *plot.Plot, buf *[]uint8) {
 	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
 	imagedraw.Draw(pic, r, im, image.Point{}, imagedraw.Src)
 }
+
+var debugMargins = os.Getenv("TSIM_DEBUG_MARGINS") != ""
 
 // panelImages is whether drawPanel draws on panel images; tests compare.
 var panelImages = true
@@ -355,6 +370,134 @@ func drawLegendRows(c draw.Canvas, y vg.Length, entries []legendEntry) vg.Length
 		used += row
 	}
 	return used
+}
+
+// legendGroup is a heading and the legend entries under it: the series
+// of one kind of panel.
+type legendGroup struct {
+	heading string
+	entries []legendEntry
+}
+
+// legendItem is a group's heading (thumb nil) or an entry, laid out.
+type legendItem struct {
+	label   string
+	thumb   plot.Thumbnailer
+	heading bool
+	w       vg.Length // its width, the space before it included
+}
+
+// legendRowPx is the height of a row of a legend, in pixels.
+const legendRowPx = 20
+
+// Legend metrics: a thumbnail's width, the gap after it, the space between
+// two entries and the space before a group's heading.
+var legendThumbW, legendGap, legendSep, legendGroupSep = px(26), px(6), px(18), px(34)
+
+// layoutLegend breaks groups into rows no wider than width (less a
+// margin), a heading never at the end of a row.
+func layoutLegend(width vg.Length, groups []legendGroup) [][]legendItem {
+	sty := textStyle(10, draw.XLeft)
+	head := headingStyle()
+	avail := width - px(20)
+	var rows [][]legendItem
+	var row []legendItem
+	var used vg.Length
+	add := func(unit []legendItem) {
+		w := unit[0].w
+		lead := legendSep
+		if unit[0].heading {
+			lead = legendGroupSep
+		}
+		for _, it := range unit[1:] {
+			w += it.w + legendSep
+		}
+		if len(row) > 0 && used+lead+w > avail {
+			rows = append(rows, row)
+			row, used = nil, 0
+		}
+		if len(row) > 0 {
+			used += lead
+		}
+		row = append(row, unit...)
+		used += w
+	}
+	for _, g := range groups {
+		items := []legendItem{{label: g.heading + ":", heading: true, w: head.Width(g.heading+":") + px(2)}}
+		whole := items[0].w
+		for _, e := range g.entries {
+			it := legendItem{label: e.label, thumb: e.thumb, w: legendThumbW + legendGap + sty.Width(e.label)}
+			items = append(items, it)
+			whole += legendSep + it.w
+		}
+		// A group that fits in a row of its own does not start at the end
+		// of another.
+		if len(row) > 0 && used+legendGroupSep+whole > avail && whole <= avail {
+			rows = append(rows, row)
+			row, used = nil, 0
+		}
+		add(items[:2]) // a heading stays with its first entry
+		for _, it := range items[2:] {
+			add([]legendItem{it})
+		}
+	}
+	if len(row) > 0 {
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// headingStyle is the style of a legend group's heading: grey.
+func headingStyle() text.Style {
+	s := textStyle(10, draw.XLeft)
+	s.Color = grey
+	return s
+}
+
+// drawLegendGroups draws groups in centred rows as wide as the canvas
+// allows, starting at y, and returns the height they take.
+func drawLegendGroups(c draw.Canvas, y vg.Length, groups []legendGroup) vg.Length {
+	sty := textStyle(10, draw.XLeft)
+	head := headingStyle()
+	h := sty.FontExtents().Height
+	rows := layoutLegend(c.Max.X-c.Min.X, groups)
+	for r, row := range rows {
+		var total vg.Length
+		for i, it := range row {
+			total += it.w
+			if i > 0 {
+				total += legendSpace(it)
+			}
+		}
+		yy := y - px(legendRowPx)*vg.Length(r)
+		x := (c.Min.X+c.Max.X)/2 - total/2
+		for i, it := range row {
+			if i > 0 {
+				x += legendSpace(it)
+			}
+			if it.heading {
+				c.FillText(head, vg.Point{X: x, Y: yy}, it.label)
+				x += it.w
+				continue
+			}
+			tc := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x, Y: yy - h/2},
+				Max: vg.Point{X: x + legendThumbW, Y: yy + h/2},
+			}}
+			it.thumb.Thumbnail(&tc)
+			c.FillText(sty, vg.Point{X: x + legendThumbW + legendGap, Y: yy}, it.label)
+			x += it.w
+		}
+	}
+	return px(legendRowPx) * vg.Length(len(rows))
+}
+
+// legendSpace is the space before an item that is not first in its row.
+func legendSpace(it legendItem) vg.Length {
+	if it.heading {
+		return legendGroupSep
+	}
+	return legendSep
 }
 
 // drawHeader draws a figure title and, below it, an optional subtitle; it

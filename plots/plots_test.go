@@ -14,16 +14,27 @@ import (
 
 // story is a made-up run in the shape of the crack story: fine for 90 s,
 // then latencies of 4–12 s and timeouts at 20 s.
+// The front end is an ASP.NET application that calls the back end, a
+// self-hosted WCF service.
 func story(label string, broken bool) Run {
-	r := &results.Run{Duration: 300, Warmup: 30, FirstTimeout: -1, TierNames: []string{"fe", "be"}}
+	r := &results.Run{Duration: 300, Warmup: 30, FirstTimeout: -1, TierNames: []string{"fe", "be"},
+		Tiers: []results.Tier{{Name: "fe", Host: "aspnet-classic", DotNet: "3.5"}, {Name: "be", Host: "self", DotNet: "3.5", WCF: true}},
+		Calls: []results.Call{{From: "load", To: "fe"}, {From: "fe", To: "be"}}}
 	for t := 0.0; t <= 300; t += 5 {
 		exec := 10 + t/10
+		execMS := 100 + 2*t
 		if broken && t > 90 {
 			exec = 69
+			execMS = 4000 + 8000*math.Abs(math.Sin(t))
+		}
+		if int(t)%50 == 25 {
+			execMS = 0 // nothing ended in the interval
 		}
 		r.Series = append(r.Series, results.Sample{T: t, Tiers: []results.TierSample{
-			{Executing: exec, Queued: 0, Outstanding: exec, ThreadsBusy: exec, ConnsInUse: 2, ConnsWaiting: exec - 2, CPU: 8},
-			{Executing: 2, Outstanding: 2, ThreadsBusy: 2, CPU: 4},
+			{Executing: exec, Queued: 0, Outstanding: exec, ThreadsBusy: exec, ConnsInUse: 2, ConnsWaiting: exec - 2, CPU: 8,
+				Pipelines: exec + 5, WorkerBusy: exec, Workers: exec + 2, RequestsPerS: 6, CallsPerS: 6, ExecTimeMS: execMS, WaitTimeMS: 0.5},
+			{Executing: 2, Outstanding: 2, ThreadsBusy: 2, CPU: 4, Instances: 2, IOBusy: 2, IOThreads: 4,
+				RequestsPerS: 6, CallsPerS: 6, ExecTimeMS: 100, CallDuration: 0.1},
 		}})
 	}
 	for i := 0; i < 600; i++ {
@@ -163,7 +174,7 @@ func TestBadDataIsAnError(t *testing.T) {
 		want string
 	}{
 		{"counters, no runs", second(Counters("x", nil)), "no data"},
-		{"counters, NaN", second(Counters("x", []Run{withSeriesNaN})), "CPU % at 15s is NaN"},
+		{"counters, NaN", second(Counters("x", []Run{withSeriesNaN})), "% Processor Time at 15s is NaN"},
 		{"counters, no series", second(Counters("x", []Run{noSeries})), "no time series"},
 		{"latency, no runs", second(Latency("x", nil)), "no data"},
 		{"latency, Inf", second(Latency("x", []Run{withPointInf})), "is +Inf"},

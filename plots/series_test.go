@@ -257,7 +257,7 @@ func TestStrokeLongMatchesOneStroke(t *testing.T) {
 	}
 	render := func(whole bool) *image.RGBA {
 		p := newPlot("", "", "")
-		sty := counterStyle(counters[4]) // dashed
+		sty := counterStyle(counterPanels[0].counters[6]) // I/O Threads Busy: dashed
 		if whole {
 			l, err := plotter.NewLine(xy)
 			if err != nil {
