@@ -372,6 +372,7 @@ func Counters(title string, runs []Run) (*Figure, error) {
 	infos, drawn, rowPanels, used, axes := cp.infos, cp.drawn, cp.rowPanels, cp.used, cp.axes
 
 	cols, blocks := counterColumns(len(runs))
+	shrink := panelShrink(len(names))
 	const padY = 6       // pixels between two panels
 	const tierGapPx = 10 // pixels added between two tiers
 	var panels [][]*plot.Plot
@@ -439,7 +440,7 @@ func Counters(title string, runs []Run) (*Figure, error) {
 					row[j] = p
 				}
 				panels = append(panels, row)
-				weights = append(weights, pk.height)
+				weights = append(weights, math.Round(pk.height*shrink))
 				first = false
 			}
 		}
@@ -533,7 +534,8 @@ const minDuration = 1e-3
 
 // panelAxis chooses a panel's y axis from the statistics of the series it
 // draws in every run. Counts: logarithmic when a series whose mean is at
-// least one is less than the largest value by wideRatio. Durations:
+// least two (a level worth reading, not a queue of one now and then) is
+// less than the largest value by wideRatio. Durations:
 // logarithmic when the mean of a series' positive values (at least
 // minDuration) is less than the largest value by wideRatio.
 func panelAxis(kind scaleKind, sts []counterStats) yAxis {
@@ -546,7 +548,7 @@ func panelAxis(kind scaleKind, sts []counterStats) yAxis {
 		return yAxis{max: 100, pct: true}
 	case countScale:
 		for _, s := range sts {
-			if m := s.mean(); m >= 1 && top > wideRatio*m {
+			if m := s.mean(); m >= 2 && top > wideRatio*m {
 				return yAxis{max: top * 1.3, log: true, exp: -1} // 0 and 1 a decade apart
 			}
 		}
@@ -628,6 +630,16 @@ func (n panelNote) Plot(c draw.Canvas, _ *plot.Plot) {
 	sty := textStyle(10, draw.XCenter)
 	sty.Color = grey
 	c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}, n.text)
+}
+
+// panelShrink is the share of their heights that the panels of each of n
+// tiers get: all of it up to six tiers, less beyond (at least 60%), so
+// that a long chain's picture stays within a size that draws in seconds.
+func panelShrink(n int) float64 {
+	if n <= 6 {
+		return 1
+	}
+	return max(0.6, math.Sqrt(6/float64(n)))
 }
 
 // maxCounterColumns is the most runs drawn side by side, 600 pixels each;
