@@ -142,18 +142,24 @@ func counterStyle(k counter) draw.LineStyle {
 	return draw.LineStyle{Color: k.color, Width: px(k.width), Dashes: k.dash}
 }
 
-// tierInfo is what a run says of one tier: whether it names its host (Run.Tiers), and
-// then whether it is an ASP.NET host, a WCF service, and calls others.
+// tierInfo is what a run says of one tier: whether it says anything
+// (Run.Tiers, or Run.Replicas for a farm's machine), and then whether the
+// tier is an ASP.NET host, a WCF service, and calls others.
 type tierInfo struct {
 	known, aspnet, wcf, calls bool
-	desc                      string // "WCF self-hosted, .NET 3.5", for the panel's title
+	desc                      string // "WCF self-hosted, .NET 3.5", for the tier's title
 }
 
 func tierInfoOf(r *results.Run, i int, name string) tierInfo {
-	if i >= len(r.Tiers) || r.Tiers[i].Name != name {
+	// A farm's machines may follow its tiers (the reports' PerReplica).
+	tiers, calls := r.Tiers, r.Calls
+	if i >= len(tiers) && len(r.Replicas) > 0 {
+		i, tiers, calls = i-len(tiers), r.Replicas, r.ReplicaCalls
+	}
+	if i >= len(tiers) || tiers[i].Name != name {
 		return tierInfo{}
 	}
-	t := r.Tiers[i]
+	t := tiers[i]
 	info := tierInfo{known: true, wcf: t.WCF}
 	host := ""
 	switch t.Host {
@@ -162,7 +168,7 @@ func tierInfoOf(r *results.Run, i int, name string) tierInfo {
 	case "iis-integrated":
 		info.aspnet, host = true, "IIS integrated pipeline"
 	}
-	for _, c := range r.Calls {
+	for _, c := range calls {
 		info.calls = info.calls || c.From == name
 	}
 	switch {
@@ -173,11 +179,18 @@ func tierInfoOf(r *results.Run, i int, name string) tierInfo {
 	default:
 		info.desc = host
 	}
-	if t.DotNet != "" && t.DotNet != "core" {
+	add := func(s string) {
 		if info.desc != "" {
 			info.desc += ", "
 		}
-		info.desc += ".NET " + t.DotNet
+		info.desc += s
+	}
+	if t.DotNet != "" && t.DotNet != "core" {
+		add(".NET " + t.DotNet)
+	}
+	if t.Replicas > 0 {
+		// FoldTiers: levels and rates are sums, CPU over all the cores.
+		add(fmt.Sprintf("farm of %d machines: totals", t.Replicas))
 	}
 	return info
 }

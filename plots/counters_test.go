@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"slices"
@@ -276,6 +277,22 @@ func TestCounterTitlesSayWhatATierIs(t *testing.T) {
 	}
 	if got := tierHead("svc", "sync", true, tierInfo{desc: "WCF in IIS integrated pipeline, .NET 3.5"}); !strings.HasPrefix(got, "svc — sync (WCF in IIS") {
 		t.Errorf("head %q", got)
+	}
+	farm := &results.Run{TierNames: []string{"web"}, Tiers: []results.Tier{{Name: "web", Host: "iis-integrated", DotNet: "4.0", Replicas: 3}}}
+	if got, want := tierInfoOf(farm, 0, "web").desc, "IIS integrated pipeline, .NET 4.0, farm of 3 machines: totals"; got != want {
+		t.Errorf("farm: %q, want %q", got, want)
+	}
+	// A farm's machines after its tiers (the reports' PerReplica).
+	farm.TierNames = append(farm.TierNames, "web#1", "web#2", "web#3")
+	for k := 1; k <= 3; k++ {
+		farm.Replicas = append(farm.Replicas, results.Tier{Name: fmt.Sprintf("web#%d", k), Host: "iis-integrated", DotNet: "4.0"})
+	}
+	farm.ReplicaCalls = []results.Call{{From: "web#2", To: "db"}}
+	if info := tierInfoOf(farm, 2, "web#2"); !info.known || !info.aspnet || !info.calls || info.desc != "IIS integrated pipeline, .NET 4.0" {
+		t.Errorf("machine web#2: %+v", info)
+	}
+	if info := tierInfoOf(farm, 3, "web#3"); !info.known || info.calls {
+		t.Errorf("machine web#3: %+v", info)
 	}
 	if info := tierInfoOf(&results.Run{}, 0, "fe"); info.known {
 		t.Error("a run without Tiers says something of its tiers")
