@@ -28,6 +28,7 @@ var monotoneKeys = []string{
 	".maxconnection", ".maxconnection_host", ".connection_limit_code", ".max_conns_per_host",
 	".max_connections", ".pool_size", ".proxy_pool_size", ".worker.max", ".io.max", ".cores",
 	".wcf.max_calls", ".wcf.max_sessions", ".wcf.max_instances", ".admission.max_executing", ".admission.max_per_cpu",
+	".replicas", "load.agents", // machines of a farm, load agents
 }
 
 // Monotone reports whether the axis is a capacity setting — a connection

@@ -26,8 +26,9 @@ import (
 // tier share it, as in the model.
 type connPool struct {
 	from   string
-	to     int
-	limit  int // 0 = unlimited
+	host   string    // the host name it reaches (model.Topology.HostName)
+	site   *callStat // the first call site using it, for the target's URL
+	limit  int       // 0 = unlimited
 	tr     *http.Transport
 	client *http.Client
 	// lanes, if set, are System.Net's per-connection queues
@@ -73,14 +74,14 @@ func newTransport(limit, idle int) *http.Transport {
 	}
 }
 
-func newConnPool(rt *runner, from string, to int, c *model.Conn) *connPool {
+func newConnPool(rt *runner, from string, site *callStat, c *model.Conn) *connPool {
 	limit := c.Limit
 	idle := limit
 	if idle <= 0 {
 		idle = rt.opt.MaxInFlight
 	}
 	tr := newTransport(limit, idle)
-	p := &connPool{from: from, to: to, limit: limit, tr: tr, client: &http.Client{Transport: tr}, holder: map[net.Conn]*attempt{}}
+	p := &connPool{from: from, host: site.host, site: site, limit: limit, tr: tr, client: &http.Client{Transport: tr}, holder: map[net.Conn]*attempt{}}
 	if c.PerConnection && limit > 0 {
 		for range limit {
 			tr := newTransport(1, 1)
@@ -132,7 +133,7 @@ func (p *connPool) warm(rt *runner) {
 	if n <= 0 {
 		return
 	}
-	url := rt.tiers[p.to].url + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
+	url := p.site.targetURL() + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -168,6 +169,15 @@ type callStat struct {
 	spec  *model.Call
 	conns *connPool
 	proxy *proxyState
+	// Farms (farm.go): to is the target machine, host the host name the
+	// call addresses; hosts are a PerHost site's per machine (hosts[0] is
+	// this one); bal, rnd the client-side balancing of a direct call.
+	to    int
+	host  string
+	hosts []*callStat
+	balMu sync.Mutex
+	bal   model.BalanceState
+	rnd   *sim.Stream
 
 	backoff *lockedSampler
 	jmu     sync.Mutex
@@ -197,7 +207,7 @@ func (cs *callStat) result(now time.Duration) results.Call {
 	wmean, wp99 := cs.wait.Mean().Seconds(), cs.wait.Quantile(0.99).Seconds()
 	cs.wmu.Unlock()
 	return results.Call{
-		From: cs.from, To: cs.rt.top.Tiers[cs.spec.Target].Name,
+		From: cs.from, To: cs.host,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
 		InUseMean: inM, InUseMax: inX, WaitingMean: wM, WaitingMax: wX,
 		WaitMean: wmean, WaitP99: wp99,
@@ -329,13 +339,21 @@ var (
 // caller's: when it ends (the caller was aborted, or the run ended) the call
 // is abandoned and gone is true. Otherwise the outcome is what the caller
 // sees.
-func (rt *runner) doCall(ctx context.Context, cs *callStat, from *tierRT, caller *job, u *user, root *rootReq) (o results.Outcome, gone bool) {
+func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, caller *job, u *user, root *rootReq) (o results.Outcome, gone bool) {
+	cs, answered := site, func() {}
+	if direct(site.spec) {
+		cs, answered = site.pick(u) // client-side balancing: the machine first
+	}
 	if rt.measuring.Load() {
 		cs.calls.Add(1)
 	}
 	var a attempt
 	for n := 1; ; n++ {
+		if n > 1 && direct(site.spec) {
+			cs, answered = site.pick(u) // a retry goes to the next machine picked
+		}
 		o, gone = cs.attempt(ctx, &a, from, caller, u, root)
+		answered()
 		if gone {
 			cs.releaseProxy(&a)
 			return results.Failed, true
@@ -551,8 +569,7 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 		pool.mu.Unlock()
 	}()
 
-	tgt := rt.tiers[spec.Target]
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodPost, tgt.url, nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodPost, cs.targetURL(), nil)
 	if err != nil {
 		rt.netErrors.Add(1)
 		return results.Failed, false
@@ -563,6 +580,9 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	}
 	if caller != nil {
 		req.Header.Set(hdrParent, strconv.FormatUint(caller.id, 10))
+	}
+	if u != nil {
+		req.Header.Set(hdrUser, strconv.Itoa(u.id)) // a load agent calls on its behalf
 	}
 	if cs.sessionful() {
 		cs.setProxyHeader(req.Header, a.proxy)
@@ -582,6 +602,16 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	if o != results.Completed {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if resp.Header.Get(hdrRefused) == "1" && a.proxy != nil {
+			// Sent off its session's machine: the channel faults and is
+			// aborted (model call.route).
+			cs.proxy.mu.Lock()
+			tell := cs.closeInstLocked(a.proxy)
+			cs.proxy.mu.Unlock()
+			if tell {
+				cs.closeInst(a.proxy)
+			}
+		}
 		return o, false
 	}
 	// Receive and decode with the connection held (the body is unread).

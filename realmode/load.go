@@ -229,3 +229,13 @@ func (l *loadRT) request(ctx context.Context, u *user) {
 	o, _ := rt.doCall(ctx, l.cs, nil, nil, u, root)
 	rt.rootDone(root, o)
 }
+
+// userByID returns user id, or nil (an agent's job names its user).
+func (l *loadRT) userByID(id int) *user {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id >= 0 && id < len(l.users) {
+		return l.users[id]
+	}
+	return nil
+}

@@ -234,6 +234,9 @@ func smallestDemand(top *model.Topology) (time.Duration, bool) {
 		}
 	}
 	seeCall(&top.Load.Call)
+	for i := range top.Farms {
+		see(top.Farms[i].Balancer.Latency)
+	}
 	if top.Load.Kind == model.LoadClosed {
 		see(top.Load.Think.Mean())
 	}
@@ -285,6 +288,7 @@ type runner struct {
 	callOf map[*model.Call]*callStat
 	pools  []*connPool
 	load   *loadRT
+	farms  []*farmRT // Topology.Farms (farm.go)
 
 	roots  sync.Map // id → *rootReq
 	jobs   sync.Map // id → *job
@@ -334,6 +338,10 @@ func newRunner(top *model.Topology, opt Options, scale float64, warm time.Durati
 	for i := range top.Tiers {
 		rt.tiers = append(rt.tiers, newTierRT(rt, i))
 	}
+	for _, i := range model.EntryTiers(top) {
+		rt.tiers[i].entry = true
+	}
+	rt.newFarms()
 	rt.addCall(&top.Load.Call, nil)
 	for _, t := range rt.tiers {
 		for si := range t.spec.Steps {
@@ -350,41 +358,69 @@ func (rt *runner) addCall(spec *model.Call, from *tierRT) {
 	if rt.callOf[spec] != nil {
 		return
 	}
+	cs := rt.newCallStat(spec, from, 0)
+	rt.callOf[spec] = cs
+	if f := spec.Farm; f != nil && spec.PerHost {
+		// A call site per machine of the farm (model callStat.hostStat).
+		cs.hosts = []*callStat{cs}
+		for r := 1; r < len(f.Replicas); r++ {
+			cs.hosts = append(cs.hosts, rt.newCallStat(spec, from, r))
+		}
+	}
+}
+
+// newCallStat makes the statistics of a call site; rep is the machine a
+// PerHost call addresses (0 otherwise).
+func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat {
 	name := "load"
 	if from != nil {
 		name = from.spec.Name
 	}
-	cs := &callStat{rt: rt, idx: len(rt.calls), from: name, spec: spec, wait: sim.NewHistogram()}
-	// Callers of one target from one tier share its connections.
+	cs := &callStat{rt: rt, idx: len(rt.calls), from: name, spec: spec, to: spec.Target, host: rt.top.HostName(spec, rep), wait: sim.NewHistogram()}
+	if f := spec.Farm; f != nil && spec.PerHost {
+		cs.to = f.Replicas[rep]
+	}
+	if f := spec.Farm; f != nil && direct(spec) {
+		cs.bal = model.NewBalanceState(len(f.Replicas))
+		cs.rnd = rt.streams.Stream(fmt.Sprintf("call/%s/%s/balance", name, cs.host))
+	}
+	// Callers of one target host from one machine share its connections.
 	for _, p := range rt.pools {
-		if p.from == name && p.to == spec.Target {
+		if p.from == name && p.host == cs.host {
 			cs.conns = p
 		}
 	}
 	if cs.conns == nil {
-		cs.conns = newConnPool(rt, name, spec.Target, &spec.Conn)
+		cs.conns = newConnPool(rt, name, cs, &spec.Conn)
 		rt.pools = append(rt.pools, cs.conns)
 	}
 	cs.proxy = &proxyState{spec: &spec.Proxy, opening: spec.Proxy.Kind == model.ProxySharedNoOpen, mutex: newSem(1)}
 	if spec.Proxy.Kind == model.ProxyPoolWait {
 		cs.proxy.pool = newSem(max(spec.Proxy.PoolSize, 1))
 	}
-	path := fmt.Sprintf("call/%s/%s", name, rt.top.Tiers[spec.Target].Name)
+	path := fmt.Sprintf("call/%s/%s", name, cs.host)
 	if !spec.Retry.Backoff.IsZero() {
 		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
 	}
 	cs.jitter = rt.streams.Stream(path + "/jitter")
 	rt.calls = append(rt.calls, cs)
-	rt.callOf[spec] = cs
 	if from != nil {
 		from.out = append(from.out, cs)
 	}
+	return cs
 }
 
 func (rt *runner) listen() error {
 	for _, t := range rt.tiers {
 		if err := t.listen(); err != nil {
 			return err
+		}
+	}
+	for _, f := range rt.farms {
+		if f.lb != nil {
+			if err := f.lb.listen(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -403,6 +439,11 @@ func (rt *runner) startAll() {
 	}
 	for _, t := range rt.tiers {
 		bg(func(context.Context) { _ = t.srv.Serve(t.ln) })
+	}
+	for _, f := range rt.farms {
+		if b := f.lb; b != nil {
+			bg(func(context.Context) { _ = b.srv.Serve(b.ln) })
+		}
 	}
 	var wg sync.WaitGroup
 	for _, p := range rt.pools {
@@ -508,10 +549,24 @@ func (rt *runner) shutdown() {
 			_ = t.ln.Close()
 		}
 	}
+	for _, f := range rt.farms {
+		if b := f.lb; b != nil {
+			if b.srv != nil {
+				_ = b.srv.Close()
+			} else if b.ln != nil {
+				_ = b.ln.Close()
+			}
+		}
+	}
 	rt.handlers.closeAndWait()
 	rt.loadWG.Wait()
 	for _, p := range rt.pools {
 		p.closeIdle()
+	}
+	for _, f := range rt.farms {
+		if f.lb != nil {
+			f.lb.tr.CloseIdleConnections()
+		}
 	}
 	rt.helpers.Wait()
 }
@@ -564,6 +619,19 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 	}
 	for _, cs := range rt.calls {
 		res.Calls = append(res.Calls, cs.result(now))
+	}
+	if len(rt.farms) > 0 {
+		resp := make([]*sim.Histogram, len(rt.tiers))
+		for i, t := range rt.tiers {
+			t.cmu.Lock()
+			resp[i] = sim.NewHistogram()
+			resp[i].Merge(t.resp)
+			t.cmu.Unlock()
+		}
+		for _, f := range rt.farms {
+			res.Balancers = append(res.Balancers, f.result(now))
+		}
+		model.FoldFarms(rt.top, res, resp)
 	}
 	return res
 }

@@ -81,7 +81,7 @@ func (cs *callStat) closeInstLocked(p *proxyInst) bool {
 
 // closeInst tells the target that the client closed the proxy p.
 func (cs *callStat) closeInst(p *proxyInst) {
-	cs.rt.tiers[cs.spec.Target].closeProxy(p.id)
+	cs.closeProxyAt(p.id)
 }
 
 // sessionFor registers a job on its proxy's state, creating it at the

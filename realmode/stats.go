@@ -154,6 +154,9 @@ func (rt *runner) resetStats() {
 	for _, c := range rt.calls {
 		c.resetStats()
 	}
+	for _, f := range rt.farms {
+		f.resetStats(now)
+	}
 }
 
 // maxSamples bounds the time series as the model does: when it fills,

@@ -24,10 +24,11 @@ import (
 // decode, steps, encode), holding real FIFO semaphores where the model
 // holds slots.
 type tierRT struct {
-	rt   *runner
-	idx  int
-	spec *model.Tier
-	wcf  bool
+	rt    *runner
+	idx   int
+	spec  *model.Tier
+	wcf   bool
+	entry bool // its replies count as the system's throughput (model.EntryTiers)
 
 	ln  net.Listener
 	srv *http.Server
@@ -384,6 +385,7 @@ const (
 	hdrParent  = "X-Tsim-Parent"  // calling job, to tell whether anybody still waits
 	hdrExtra   = "X-Tsim-Extra"   // extra decode CPU (per-call proxy session setup), simulated ns
 	hdrOutcome = "X-Tsim-Outcome" // how the server side ended
+	hdrUser    = "X-Tsim-User"    // the load's user, for a load agent's per-user proxies
 )
 
 // Outcomes on the wire. A downstream timeout or rejection travels up as in
@@ -441,6 +443,9 @@ func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ns, err := strconv.ParseInt(h.Get(hdrExtra), 10, 64); err == nil {
 		j.extraCPU = time.Duration(ns)
+	}
+	if id, err := strconv.Atoi(h.Get(hdrUser)); err == nil && t.spec.Agent {
+		j.user = rt.load.userByID(id)
 	}
 	if id, err := strconv.ParseUint(h.Get(hdrProxy), 10, 64); err == nil && t.wcf && j.spec.Binding.Sessionful {
 		j.sess = t.sessionFor(id, h.Get(hdrPerCall) == "1")
@@ -514,6 +519,7 @@ type job struct {
 	locks                                                    []int
 
 	sess        *sessState // its proxy's session (sessionful WCF bindings)
+	user        *user      // a load agent's job: the user it calls for
 	holdSession bool       // a per-call proxy's session: ends with the job
 	conc        *sem       // the instance lock it takes (concLockOf), once known
 }
@@ -1089,7 +1095,7 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 		j.conc.release()
 		j.holdConc = false
 	}
-	o, gone := rt.doCall(j.ctx, rt.callOf[spec], t, j, nil, j.root)
+	o, gone := rt.doCall(j.ctx, rt.callOf[spec], t, j, j.user, j.root)
 	if gone {
 		return results.Failed, context.Cause(j.ctx)
 	}
@@ -1188,7 +1194,7 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	t.cmu.Unlock()
 	if o == results.Completed && rt.measuring.Load() {
 		t.completed.Add(1)
-		if t.idx == rt.top.Load.Call.Target {
+		if t.entry {
 			rt.entryDone.Add(1)
 		}
 	}

@@ -337,7 +337,7 @@ func MeanTiers(runs [][]Tier) []Tier {
 	for i := range out {
 		t := &out[i]
 		f := &runs[0][i]
-		t.Name, t.Cores, t.Host, t.DotNet, t.WCF = f.Name, f.Cores, f.Host, f.DotNet, f.WCF
+		t.Name, t.Cores, t.Host, t.DotNet, t.WCF, t.Replicas = f.Name, f.Cores, f.Host, f.DotNet, f.WCF, f.Replicas
 		var served, arrived, called float64
 		for _, r := range runs {
 			if i >= len(r) {
