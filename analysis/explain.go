@@ -317,6 +317,12 @@ func proposeChange(x *format.Experiment, v *Variant) Change {
 			ch.Comfortable = param(key, comfy)
 			s += fmt.Sprintf("; ≥ %d keep them under 75%% busy, with room for bursts", k.value(comfy))
 		}
+		if callers := farmMachines(top, b.Tier); b.Kind == "connection" && b.Machines > 0 && callers > 0 && b.PerMachine > 0 {
+			// A per-machine limit of a calling farm: more machines bring more.
+			per := b.PerMachine * float64(b.Machines/callers)
+			s += fmt.Sprintf("; or, with the limit as it is, %s machines of %s (tier.%s.replicas = %d), each bringing its %s",
+				strconv.Itoa(ceilInt(float64(need)/per)), b.Tier, b.Tier, ceilInt(float64(need)/per), fmtSlots(&model.Bound{Kind: b.Kind, Limit: per}))
+		}
 		parts = append(parts, s+".")
 	}
 	if next == nil {
@@ -427,4 +433,15 @@ func peakOf(a model.Analysis) float64 {
 		return a.Users
 	}
 	return a.Rate
+}
+
+// farmMachines is the number of machines of the farm called name (0: not a farm).
+func farmMachines(top *model.Topology, name string) int {
+	n := 0
+	for i := range top.Tiers {
+		if top.Tiers[i].Farm == name {
+			n++
+		}
+	}
+	return n
 }
