@@ -10,6 +10,11 @@
 // request ends in exactly one of completed, timed out, rejected, failed or
 // in flight, and Run checks that the counts add up to the number generated.
 //
+// A tier may be a farm of machines behind a balancer (farm.go): format
+// compiles each machine into a Tier, and the balancer's choice (Pick,
+// ChooseReplica, DecideBalancer) is a plain function of state that both
+// executors call.
+//
 // Admission and throttle decisions are plain functions of state (admit.go),
 // so the real executor can share them; so are the pieces of the PerfMon
 // counters both report (counters.go: DurationStat, the HttpApplication pool
