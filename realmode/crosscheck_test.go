@@ -33,8 +33,8 @@ import (
 // lateness, stalls and the cost of a loopback round trip (noise), and the
 // simulator runs the topology again with those costs added (withNoise).
 // Each metric must lie between the ideal and the noisy simulation, or
-// within the default tolerances of one of them, widened by twice the
-// fraction of the run the probe found stalled (a p99 also by the longest
+// within the default tolerances of one of them, widened by the fraction
+// of the run the probe found stalled (a p99 also by the longest
 // stall; the instant of the first timeout by the same fraction of the
 // run); goodput and mean latency must be within a factor of two of the
 // simulator's. On a quiet machine the noisy simulation is close to the
@@ -269,8 +269,8 @@ func (c *crossRun) semantic() []string {
 func judge(s, ns, r *results.Run, n noise, scale float64) []verdict {
 	tol := DefaultTolerances.ForScale(scale)
 	a, b := Compare(s, r, tol), Compare(ns, r, tol)
-	widen := 2 * min(n.stalledFrac(), maxStalled) // a busy run is judged, its own stalls not excused beyond this
-	tail := n.MaxLate.Seconds() / scale           // a stall delays what is due in it by up to its length
+	widen := min(n.stalledFrac(), maxStalled) // a busy run is judged, its own stalls not excused beyond this
+	tail := n.MaxLate.Seconds() / scale       // a stall delays what is due in it by up to its length
 	var out []verdict
 	for i, x := range a.Rows {
 		v := verdict{Metric: x.Metric, Sim: x.Sim, Real: x.Real}

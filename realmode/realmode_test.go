@@ -148,25 +148,35 @@ func TestWCFSessionsAtTheirLimit(t *testing.T) {
 // differs from the simulated one in one semantic, as a bug in either
 // executor would, and requires the cross-check to catch it: a connection
 // limit of 3 where the model has 2 and a WCF call throttle of 3 where it
-// has 2 (the limits as measured, and the comparison), an operation twice
-// as long (the comparison; the throttle still holds).
+// has 2, which the limits as measured catch on any run, and an operation
+// twice as long, which the comparison catches on any run it judges (the
+// throttle still holds). The comparison must catch the wrong limits too
+// while the process stalls less than maxQuietStalled of the run; beyond,
+// the widening it allows can hide them (measured: with 3 connections for
+// 2 the real run had goodput +20%, mean latency −24%, connection wait
+// −36%, so at 15% stalled only the connection wait still differed), and
+// the test only logs what it found.
 func TestCrossCheckCatchesBreaks(t *testing.T) {
-	caught := func(c *crossRun) {
+	const maxQuietStalled = 0.1
+	caught := func(c *crossRun, must bool) {
 		t.Helper()
 		if !c.judged() {
 			return // crossCheck logged why
 		}
-		if d := c.onTime(); len(d) == 0 {
-			t.Errorf("%s: the comparison agrees:\n%s", c.name, c.table())
-		} else {
+		switch d := c.onTime(); {
+		case len(d) > 0:
 			t.Logf("%s: caught: %s", c.name, strings.Join(d, "; "))
+		case must:
+			t.Errorf("%s: the comparison agrees:\n%s", c.name, c.table())
+		default:
+			t.Logf("%s: the comparison agrees at %.0f%% stalled; the measured limit caught it", c.name, 100*c.noise.stalledFrac())
 		}
 	}
 	c := crossCheck(t, "model 2 connections, real 3", caseMaxConn(2), caseMaxConn(3), Options{}, false)
 	if n := c.conns[1]; n >= 0 && n <= 2 {
 		t.Errorf("%s: the connection watch saw %d", c.name, n)
 	}
-	caught(c)
+	caught(c, c.noise.stalledFrac() <= maxQuietStalled)
 
 	short := func(calls int, demand time.Duration) *model.Topology {
 		top := caseWCFThrottle()
@@ -179,11 +189,11 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 	if c.ops <= 2 {
 		t.Errorf("%s: the operation watch saw %d at once", c.name, c.ops)
 	}
-	caught(c)
+	caught(c, c.noise.stalledFrac() <= maxQuietStalled)
 
 	c = crossCheck(t, "model 100 ms operation, real 200 ms", short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{}, true)
 	opLimit(t, c, 2)
-	caught(c)
+	caught(c, true)
 }
 
 // settle waits for the goroutine count to come back to base.

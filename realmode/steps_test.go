@@ -20,8 +20,8 @@ import (
 // the latency and outcome of every request. The simulator must give the
 // table exactly, the real executor the same outcomes and latencies within
 // its resolution: 8 ms of real time plus 2%, plus what a probe beside the
-// run measured, a round trip per request of the burst and the longest
-// stall (tableFloor). (The users of a burst do not all send at one real
+// run measured, a round trip per request of the burst and the stalls
+// (tableFloor). (The users of a burst do not all send at one real
 // instant: their HTTP requests compete for 2 cores, and the last of 20
 // starts 1–7 ms after the first, measured on this busy machine. A late
 // request that queues ends with the others, so its latency is short by
@@ -200,11 +200,12 @@ func runProbed(top *model.Topology, opt Options) (*results.Run, noise, float64, 
 // 8 ms of real time (the spread of a burst's starts on 2 cores, measured
 // quiet), plus a round trip per request of the burst (the starts spread
 // further when each costs more: a burst of 20 at a measured 1.2 ms a round
-// trip came 8–22 ms late), plus the longest stall measured during the run,
-// which may have delayed any request by its length; ×10 under the race
-// detector.
+// trip came 8–22 ms late), plus the stalls measured during the run, all of
+// which may have delayed one request (ten requests of 50 ms each came 22
+// ms late in a run whose longest stall was 12 ms, of 32 ms in all); ×10
+// under the race detector.
 func tableFloor(n noise, requests int, scale float64) float64 {
-	floor := (8*time.Millisecond + time.Duration(requests)*n.RTT + n.MaxLate).Seconds() / scale
+	floor := (8*time.Millisecond + time.Duration(requests)*n.RTT + max(n.MaxLate, n.Stalled)).Seconds() / scale
 	if raceEnabled {
 		floor *= 10
 	}
