@@ -39,34 +39,34 @@ type counter struct {
 	width float64 // pixels: earlier counters are drawn wider so that equal series stay visible side by side
 	dash  []vg.Length
 	has   presence
-	get   func(results.TierSample) float64
+	get   func(*results.TierSample) float64
 	// gap, where set, tells of a zero whether it is no value (the mean
 	// duration of an interval in which nothing ended): the line breaks
 	// there.
-	gap func(results.TierSample) bool
+	gap func(*results.TierSample) bool
 }
 
 // ctr is a counter drawn at every value.
-func ctr(name string, col color.Color, width float64, dash []vg.Length, has presence, get func(results.TierSample) float64) counter {
+func ctr(name string, col color.Color, width float64, dash []vg.Length, has presence, get func(*results.TierSample) float64) counter {
 	return counter{name: name, color: col, width: width, dash: dash, has: has, get: get}
 }
 
 // gapAtZero returns k drawn with a break where it is zero and gap says
 // that the zero is no value.
-func gapAtZero(k counter, gap func(results.TierSample) bool) counter {
+func gapAtZero(k counter, gap func(*results.TierSample) bool) counter {
 	k.gap = gap
 	return k
 }
 
 // nothingEnded: a mean duration of zero is always an interval in which
 // nothing ended (a request's execution or a call takes some time).
-func nothingEnded(results.TierSample) bool { return true }
+func nothingEnded(*results.TierSample) bool { return true }
 
 // nothingStarted: a mean wait of zero is an interval in which no request
 // started executing when requests are queued at its end (one that started
 // would have waited behind them); otherwise the requests that started
 // waited no time.
-func nothingStarted(s results.TierSample) bool { return s.Queued > 0 }
+func nothingStarted(s *results.TierSample) bool { return s.Queued > 0 }
 
 // scaleKind is how a panel's y axis is scaled.
 type scaleKind uint8
@@ -95,33 +95,33 @@ func dashes(on, off float64) []vg.Length { return []vg.Length{px(on), px(off)} }
 // waiting, green WCF's calls.
 var counterPanels = []counterPanel{
 	{"counts", "count", 230, countScale, "", []counter{
-		ctr("Requests Executing", palette[0], 5, nil, always, func(s results.TierSample) float64 { return s.Executing }),
-		ctr("Requests Queued", palette[1], 4, nil, always, func(s results.TierSample) float64 { return s.Queued }),
-		ctr("Pipeline Instance Count", palette[6], 3.2, nil, aspnetApp, func(s results.TierSample) float64 { return s.Pipelines }),
-		ctr("Calls Outstanding", palette[2], 2.6, nil, wcfOnly, func(s results.TierSample) float64 { return s.Outstanding }),
-		ctr("Instances", palette[3], 2, dashes(7, 3), wcfOnly, func(s results.TierSample) float64 { return s.Instances }),
-		ctr("Worker Threads Busy", palette[7], 1.4, nil, byData, func(s results.TierSample) float64 { return s.WorkerBusy }),
-		ctr("I/O Threads Busy", palette[5], 1.4, dashes(5, 3), byData, func(s results.TierSample) float64 { return s.IOBusy }),
-		ctr("Work Items Queued", palette[4], 1.4, dashes(2, 2), byData, func(s results.TierSample) float64 { return s.ThreadQueue }),
+		ctr("Requests Executing", palette[0], 5, nil, always, func(s *results.TierSample) float64 { return s.Executing }),
+		ctr("Requests Queued", palette[1], 4, nil, always, func(s *results.TierSample) float64 { return s.Queued }),
+		ctr("Pipeline Instance Count", palette[6], 3.2, nil, aspnetApp, func(s *results.TierSample) float64 { return s.Pipelines }),
+		ctr("Calls Outstanding", palette[2], 2.6, nil, wcfOnly, func(s *results.TierSample) float64 { return s.Outstanding }),
+		ctr("Instances", palette[3], 2, dashes(7, 3), wcfOnly, func(s *results.TierSample) float64 { return s.Instances }),
+		ctr("Worker Threads Busy", palette[7], 1.4, nil, byData, func(s *results.TierSample) float64 { return s.WorkerBusy }),
+		ctr("I/O Threads Busy", palette[5], 1.4, dashes(5, 3), byData, func(s *results.TierSample) float64 { return s.IOBusy }),
+		ctr("Work Items Queued", palette[4], 1.4, dashes(2, 2), byData, func(s *results.TierSample) float64 { return s.ThreadQueue }),
 	}},
 	{"rates", "per second", 95, linearScale, "no requests", []counter{
-		ctr("Requests/Sec", palette[0], 3, nil, httpTier, func(s results.TierSample) float64 { return s.RequestsPerS }),
-		ctr("Calls Per Second", palette[2], 1.6, nil, wcfOnly, func(s results.TierSample) float64 { return s.CallsPerS }),
+		ctr("Requests/Sec", palette[0], 3, nil, httpTier, func(s *results.TierSample) float64 { return s.RequestsPerS }),
+		ctr("Calls Per Second", palette[2], 1.6, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallsPerS }),
 	}},
 	{"durations", "seconds", 130, durationScale, "no requests ended", []counter{
-		gapAtZero(ctr("Request Execution Time (s)", palette[0], 3, nil, httpTier, func(s results.TierSample) float64 { return s.ExecTimeMS / 1000 }), nothingEnded),
-		gapAtZero(ctr("Request Wait Time (s)", palette[1], 2.2, nil, httpTier, func(s results.TierSample) float64 { return s.WaitTimeMS / 1000 }), nothingStarted),
-		gapAtZero(ctr("Calls Duration (s)", palette[2], 1.4, nil, wcfOnly, func(s results.TierSample) float64 { return s.CallDuration }), nothingEnded),
+		gapAtZero(ctr("Request Execution Time (s)", palette[0], 3, nil, httpTier, func(s *results.TierSample) float64 { return s.ExecTimeMS / 1000 }), nothingEnded),
+		gapAtZero(ctr("Request Wait Time (s)", palette[1], 2.2, nil, httpTier, func(s *results.TierSample) float64 { return s.WaitTimeMS / 1000 }), nothingStarted),
+		gapAtZero(ctr("Calls Duration (s)", palette[2], 1.4, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallDuration }), nothingEnded),
 	}},
 	{"connections", "connections", 95, linearScale, "no outbound calls", []counter{
-		ctr("Connections In Use", palette[4], 2.6, nil, callsOut, func(s results.TierSample) float64 { return s.ConnsInUse }),
-		ctr("Requests Waiting For A Connection", palette[5], 1.6, nil, callsOut, func(s results.TierSample) float64 { return s.ConnsWaiting }),
+		ctr("Connections In Use", palette[4], 2.6, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsInUse }),
+		ctr("Requests Waiting For A Connection", palette[5], 1.6, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsWaiting }),
 	}},
 	{"memory", "MB", 85, linearScale, "no memory held", []counter{
-		ctr("memory held by requests (MB)", palette[7], 1.4, nil, byData, func(s results.TierSample) float64 { return s.MemoryMB }),
+		ctr("memory held by requests (MB)", palette[7], 1.4, nil, byData, func(s *results.TierSample) float64 { return s.MemoryMB }),
 	}},
 	{"CPU", "%", 100, percentScale, "", []counter{
-		ctr("% Processor Time", palette[7], 1.4, nil, always, func(s results.TierSample) float64 { return s.CPU }),
+		ctr("% Processor Time", palette[7], 1.4, nil, always, func(s *results.TierSample) float64 { return s.CPU }),
 	}},
 }
 
@@ -285,9 +285,11 @@ func planCounters(runs []Run) (*counterPlan, error) {
 			if !finite(s.T) {
 				return nil, checkFinite(fmt.Sprintf("counters: run %q: sample time", r.Label), s.T)
 			}
-			for i, ts := range s.Tiers {
+			for i := range s.Tiers {
+				ts := &s.Tiers[i]
 				row := st[i*nk : (i+1)*nk]
-				for k, c := range allCounters {
+				for k := range allCounters {
+					c := &allCounters[k]
 					v := c.get(ts)
 					if !finite(v) {
 						return nil, checkFinite(fmt.Sprintf("counters: run %q: tier %s: %s at %gs", r.Label, names[i], c.name, s.T), v)
@@ -679,8 +681,9 @@ func tierXYs(series []results.Sample, tier int, ks []counter, ax yAxis) []plotte
 		out[k] = make(plotter.XYs, len(series))
 	}
 	for i, s := range series {
-		ts := s.Tiers[tier]
-		for k, c := range ks {
+		ts := &s.Tiers[tier]
+		for k := range ks {
+			c := &ks[k]
 			y := c.get(ts)
 			if y == 0 && c.gap != nil && c.gap(ts) {
 				y = math.NaN()
@@ -690,7 +693,27 @@ func tierXYs(series []results.Sample, tier int, ks []counter, ax yAxis) []plotte
 			out[k][i] = plotter.XY{X: s.T, Y: y}
 		}
 	}
+	for k := range out {
+		out[k] = dropFlat(out[k])
+	}
 	return out
+}
+
+// dropFlat removes, in place, the points inside each run of equal y: a
+// line through the run's ends is the same line, and a step counter (a
+// connection limit reached, an idle queue) is mostly such runs, so there
+// is less to stroke.
+func dropFlat(xy plotter.XYs) plotter.XYs {
+	if len(xy) < 3 {
+		return xy
+	}
+	out := xy[:1]
+	for i := 1; i < len(xy)-1; i++ {
+		if y := xy[i].Y; y != xy[i-1].Y || y != xy[i+1].Y {
+			out = append(out, xy[i])
+		}
+	}
+	return append(out, xy[len(xy)-1])
 }
 
 // niceMax leaves headroom above the largest value and keeps an all-zero

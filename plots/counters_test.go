@@ -298,3 +298,19 @@ func TestCounterTitlesSayWhatATierIs(t *testing.T) {
 		t.Error("a run without Tiers says something of its tiers")
 	}
 }
+
+func TestDropFlat(t *testing.T) {
+	nan := math.NaN()
+	ys := []float64{2, 2, 2, 3, 3, 3, 3, 2, nan, nan, 2, 2, 2}
+	var xy plotter.XYs
+	for i, y := range ys {
+		xy = append(xy, plotter.XY{X: float64(i), Y: y})
+	}
+	var got []float64
+	for _, v := range dropFlat(xy) {
+		got = append(got, v.X)
+	}
+	if want := []float64{0, 2, 3, 6, 7, 8, 9, 10, 12}; !slices.Equal(got, want) {
+		t.Errorf("kept the points at %v, want %v", got, want)
+	}
+}
