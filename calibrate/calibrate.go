@@ -14,6 +14,7 @@ import (
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
+	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
@@ -65,6 +66,19 @@ type Result struct {
 	// there were.
 	SimDuration float64
 	Reps        int
+
+	cx         *format.Experiment // the calibrated experiment, loaded
+	calibrated *format.Scenario   // its variant, over the capture's span
+	window     *window
+	set        []format.Param // on the calibrated variant: the capture's span
+
+	// What render needs to write the experiment again.
+	x         *format.Experiment
+	top       *model.Topology
+	pristine  map[string]any
+	readFile  func(string) ([]byte, error)
+	output    string
+	baseNotes int
 }
 
 // Window is the part of the capture calibrate read.
@@ -127,8 +141,23 @@ func Run(ctx context.Context, capture, experiment string, opt Options) (*Result,
 }
 
 // Calibrate is Run on a capture and an experiment already read: x loaded
-// from data, whose named files readFile reads.
+// from data, whose named files readFile reads. It is Estimate, then
+// Simulate.
 func Calibrate(ctx context.Context, c *Capture, x *format.Experiment, data []byte, readFile func(string) ([]byte, error), opt Options) (*Result, error) {
+	r, err := Estimate(c, x, data, readFile, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Simulate(ctx, opt); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Estimate reads the capture against the experiment and writes the
+// calibrated experiment (Result.Calibrated, which it has loaded back), without
+// simulating it: everything but Compare and Figure.
+func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(string) ([]byte, error), opt Options) (*Result, error) {
 	variant := opt.Variant
 	if variant == "" {
 		variant = x.Variants[0]
@@ -198,16 +227,6 @@ func Calibrate(ctx context.Context, c *Capture, x *format.Experiment, data []byt
 		}
 	}
 
-	// The window: the rows with values of these machines, evenly spaced.
-	var interest []int
-	for i := range c.T {
-		for _, e := range r.Tiers {
-			if !math.IsNaN(c.value(i, e.From.cpu)) || !math.IsNaN(c.value(i, e.From.rate)) {
-				interest = append(interest, i)
-				break
-			}
-		}
-	}
 	warm, from := opt.Warmup, "--warmup"
 	if warm < 0 {
 		warm, from = top.Warmup, "the experiment's warm-up"
@@ -215,92 +234,275 @@ func Calibrate(ctx context.Context, c *Capture, x *format.Experiment, data []byt
 			warm, from = 0, "none: the experiment's warm-up is automatic, and a capture has no run to pilot"
 		}
 	}
-	w, err := c.newWindow(interest, warm.Seconds())
+	w, span, err := measure(c, top, r.Tiers, warm.Seconds())
 	if err != nil {
 		return nil, err
 	}
+	r.window = w
 	r.Window = Window{From: w.from, To: w.to, Every: w.every, Rows: len(w.rows), Batches: w.k, WarmupFrom: from}
+	r.checkLittle()
+	r.checkLoad(top, c, w)
 
+	// The simulated runs last the capture's span.
+	if d := time.Duration(math.Ceil(span)) * time.Second; math.Abs(top.Duration.Seconds()-span) > w.every {
+		r.set = append(r.set, format.Param{Key: "duration", Value: d.String()})
+		r.note(fmt.Sprintf("the simulated run lasts the capture's %s (the experiment says %s)", fmtSeconds(span), fmtSeconds(top.Duration.Seconds())))
+	}
+
+	// Write the estimates into the experiment.
+	r.pristine, err = rawDoc(data, readFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", x.File, err)
+	}
+	r.x, r.top, r.readFile, r.output = x, top, readFile, opt.Output
+	if r.output == "" {
+		r.output = "calibrated.toml"
+	}
+	r.baseNotes = len(r.Notes)
+	if err := r.render(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// measure reads the tiers' counters from c over the window that starts
+// warm seconds in, and estimates their demands. It returns the window and
+// the time of the last row with a value.
+func measure(c *Capture, top *model.Topology, tiers []*TierEstimate, warm float64) (*window, float64, error) {
+	// The window: the rows with values of these machines, evenly spaced.
+	var interest []int
+	for i := range c.T {
+		for _, e := range tiers {
+			if !math.IsNaN(c.value(i, e.From.cpu)) || !math.IsNaN(c.value(i, e.From.rate)) {
+				interest = append(interest, i)
+				break
+			}
+		}
+	}
+	w, err := c.newWindow(interest, warm)
+	if err != nil {
+		return nil, 0, err
+	}
 	sums := map[int][]batchSums{}
-	for _, e := range r.Tiers {
+	for _, e := range tiers {
 		s, err := c.tierSums(w, e.From, e.Cores)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if s[w.k].rows < MinRows {
-			return nil, fmt.Errorf("%s: %s: values in %d of the window's %d rows; calibrate needs at least %d",
+			return nil, 0, fmt.Errorf("%s: %s: values in %d of the window's %d rows; calibrate needs at least %d",
 				c.head(e.From.rate), c.Log.Counters[e.From.rate], s[w.k].rows, len(w.rows), MinRows)
 		}
 		if s[w.k].n <= 0 {
-			return nil, fmt.Errorf("%s: %s is 0 throughout the window (%s to %s): no requests, nothing to estimate",
+			return nil, 0, fmt.Errorf("%s: %s is 0 throughout the window (%s to %s): no requests, nothing to estimate",
 				c.head(e.From.rate), c.Log.Counters[e.From.rate], fmtSeconds(w.from), fmtSeconds(w.to))
 		}
 		sums[e.Index] = s
 	}
-	estimate(top, r.Tiers, sums, w.k)
-	r.checkLittle()
-	r.checkLoad(top, c, w)
+	estimate(top, tiers, sums, w.k)
+	return w, c.T[interest[len(interest)-1]], nil
+}
 
-	// Write the estimates into the experiment.
-	doc, err := rawDoc(data, readFile)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", x.File, err)
-	}
-	opts := sim.ParseOptions{ReadFile: readFile}
+// render writes the tiers' estimates into the experiment (Calibrated),
+// loads it back and resolves the variant the simulated runs run.
+func (r *Result) render() error {
+	r.Notes = r.Notes[:r.baseNotes]
+	r.Changes = nil
+	doc := deepCopy(r.pristine).(map[string]any)
+	opts := sim.ParseOptions{ReadFile: r.readFile}
 	for _, e := range r.Tiers {
-		if err := r.write(doc, top, e, opts); err != nil {
-			return nil, err
+		if err := r.write(doc, r.top, e, opts); err != nil {
+			return err
 		}
 	}
-	if err := r.checkOverrides(doc, variant); err != nil {
-		return nil, err
+	if err := r.checkOverrides(doc, r.Variant); err != nil {
+		return err
 	}
-	name := opt.Output
-	if name == "" {
-		name = "calibrated.toml"
+	r.Calibrated = writeTOML(doc, r.header(r.x, r.Capture, r.top), r.comment)
+	cx, err := format.LoadExperiment(r.output, r.Calibrated, r.readFile)
+	if err != nil {
+		return fmt.Errorf("the calibrated experiment does not load (a bug in tsim calibrate): %v", err)
 	}
-	r.Calibrated = writeTOML(doc, r.header(x, c, top), r.comment)
+	csc, err := cx.ScenarioWith(r.Variant, r.set, nil)
+	if err != nil {
+		return fmt.Errorf("the calibrated experiment does not resolve (a bug in tsim calibrate): %v", err)
+	}
+	r.cx, r.calibrated = cx, &csc
+	return nil
+}
 
-	// Simulate it, over the capture's span.
-	cx, err := format.LoadExperiment(name, r.Calibrated, readFile)
+// Simulate runs the calibrated experiment's variant over the capture's
+// span (opt.Reps times, or the experiment's replications) and compares
+// its counters with the capture's; it draws the figure unless
+// opt.NoFigure.
+func (r *Result) Simulate(ctx context.Context, opt Options) error {
+	runs, err := r.simulate(ctx, opt)
 	if err != nil {
-		return nil, fmt.Errorf("the calibrated experiment does not load (a bug in tsim calibrate): %v", err)
+		return err
 	}
-	var set []format.Param
-	span := c.T[interest[len(interest)-1]]
-	if d := time.Duration(math.Ceil(span)) * time.Second; math.Abs(top.Duration.Seconds()-span) > w.every {
-		set = append(set, format.Param{Key: "duration", Value: d.String()})
-		r.note(fmt.Sprintf("the simulated run lasts the capture's %s (the experiment says %s)", fmtSeconds(span), fmtSeconds(top.Duration.Seconds())))
-	}
-	csc, err := cx.ScenarioWith(variant, set, nil)
+	notes, err := r.refine(runs)
 	if err != nil {
-		return nil, fmt.Errorf("the calibrated experiment does not resolve (a bug in tsim calibrate): %v", err)
+		return err
 	}
-	seed := cx.Seed
+	if notes != nil {
+		if err := r.render(); err != nil {
+			return err
+		}
+		r.Notes = append(r.Notes, notes...)
+		if runs, err = r.simulate(ctx, opt); err != nil {
+			return err
+		}
+	}
+	r.compare(r.Capture, r.window, runs)
+	r.checkReproduced()
+	if !opt.NoFigure {
+		fig, err := r.figure()
+		if err != nil {
+			return err
+		}
+		r.Figure = fig
+	}
+	return nil
+}
+
+// simulate runs the calibrated variant opt.Reps times (or the
+// experiment's replications), replication k with the seed
+// runner.ReplicationSeed derives, as tsim run's.
+func (r *Result) simulate(ctx context.Context, opt Options) ([]*results.Run, error) {
+	seed := r.cx.Seed
 	if opt.Seed != 0 {
 		seed = opt.Seed
 	}
 	reps := opt.Reps
 	if reps <= 0 {
-		reps = cx.Replications
+		reps = r.cx.Replications
 	}
 	var runs []*results.Run
 	for k := range reps {
-		run, err := runner.Sim{}.Run(ctx, &csc.Topology, runner.ReplicationSeed(seed, k), model.Options{})
+		run, err := runner.Sim{}.Run(ctx, &r.calibrated.Topology, runner.ReplicationSeed(seed, k), model.Options{})
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, run)
 	}
 	r.SimDuration, r.Reps = runs[0].Duration, reps
-	r.compare(c, w, runs)
-	if !opt.NoFigure {
-		r.Figure, err = r.figure()
-		if err != nil {
-			return nil, err
+	return runs, nil
+}
+
+// RefineStretch is the CPU stretch (time at the CPU over CPU demand)
+// above which a written wait is corrected by simulation: where requests
+// queue for cores, M/M/c's estimate of that queue, which the wait is what
+// is left of, is off by the load's own shape (a closed load queues less
+// than Poisson arrivals), and no counter measures the queue.
+const RefineStretch = 1.02
+
+// refine corrects the wait of every tier that has one written and a CPU
+// busy enough to queue: the estimator is run on the simulated runs of the
+// calibrated experiment, whose waits are known, and its bias there is
+// subtracted from the estimate (indirect inference); the interval widens
+// by the simulation's own. It returns the notes to print, nil when no
+// tier needed it.
+func (r *Result) refine(runs []*results.Run) ([]string, error) {
+	var which []*TierEstimate
+	for _, e := range r.Tiers {
+		if e.waitWritten && e.Stretch > RefineStretch && !math.IsNaN(e.Wait.Value) {
+			which = append(which, e)
 		}
 	}
-	return r, nil
+	if len(which) == 0 {
+		return nil, nil
+	}
+	top := &r.calibrated.Topology
+	est := map[string][]Measure{}
+	for _, run := range runs {
+		sc, err := simCapture(run, r.Variant)
+		if err != nil {
+			return nil, fmt.Errorf("reading the simulated run back (a bug in tsim calibrate): %v", err)
+		}
+		var tiers []*TierEstimate
+		for _, e := range r.Tiers {
+			mc, err := sc.findCounters(e.Tier, resultsTier(&top.Tiers[e.Index]))
+			if err != nil || mc.wcf != e.From.wcf || mc.aspnet != e.From.aspnet {
+				return []string{fmt.Sprintf("tier %s: the experiment's tier does not report the counters its machine does, so the wait's split with the CPU queue (%.3g× the CPU demand) is M/M/%d's, not corrected by simulation", e.Tier, e.Stretch, e.Cores)}, nil
+			}
+			mc.mirror(e.From)
+			tiers = append(tiers, &TierEstimate{Tier: e.Tier, Machine: e.Tier, Index: e.Index, Cores: e.Cores, From: mc})
+		}
+		if _, _, err := measure(sc, top, tiers, r.window.from); err != nil {
+			return nil, fmt.Errorf("reading the simulated run back (a bug in tsim calibrate): %v", err)
+		}
+		for _, t := range tiers {
+			est[t.Tier] = append(est[t.Tier], t.Wait)
+		}
+	}
+	var notes []string
+	for _, e := range which {
+		var written float64
+		for _, st := range top.Tiers[e.Index].Steps {
+			if st.Kind == model.StepWait {
+				written += st.Demand.Mean().Seconds()
+			}
+		}
+		ms := est[e.Tier]
+		simMean, simHalf := ms[0].Value, ms[0].Half
+		if len(ms) > 1 {
+			xs := make([]float64, len(ms))
+			for i, m := range ms {
+				xs[i] = m.Value
+			}
+			simMean, simHalf = sim.MeanCI(xs, 0.95)
+		}
+		bias := simMean - written
+		before := e.Wait
+		e.Wait = Measure{before.Value - bias, math.Hypot(before.Half, simHalf)}
+		notes = append(notes, fmt.Sprintf("tier %s: its CPU is %s busy, and requests queue for its cores (%.3g× the CPU demand by M/M/%d); no counter measures that queue, so the wait, which is what is left of the operation's time, is corrected by simulation: on the calibrated experiment's own runs, whose wait is %s, the same estimate reads %s; the wait becomes %s − (%s) = %s",
+			e.Tier, fmtPercent(e.Util.Value), e.Stretch, e.Cores, fmtSeconds(written), fmtSeconds(simMean), fmtSeconds(before.Value), fmtSignedSeconds(bias), fmtMeasure(e.Wait)))
+		e.Refined = true
+	}
+	return notes, nil
+}
+
+// simCapture reads a simulated run back as a capture: its perfmon.csv,
+// every tier a machine of its own name.
+func simCapture(run *results.Run, variant string) (*Capture, error) {
+	x := &results.Experiment{Name: "simulated", Seed: run.Seed, Replications: 1, Mode: "sim",
+		Scenarios: []*results.Scenario{{Variant: variant, Agg: results.Aggregate{Tiers: run.Tiers, Calls: run.Calls}, First: run}}, Finished: 1}
+	pm, err := report.PerfmonCSV(x)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCapture(pm, "simulated perfmon.csv")
+}
+
+// checkReproduced says, for a tier whose operation time the counters do
+// not account for and whose wait calibrate does not write, whether the
+// calibrated model reproduces it: if so, the experiment's limits explain
+// it (tsim explain says which); if not, the model lacks what holds it.
+func (r *Result) checkReproduced() {
+	for _, e := range r.Tiers {
+		if !e.unexplained {
+			continue
+		}
+		for _, cmp := range r.Compare {
+			if cmp.Tier != e.Tier || cmp.Counter != e.From.durName {
+				continue
+			}
+			if err := cmp.RelError(); math.Abs(err) <= 0.15 {
+				r.note(fmt.Sprintf("tier %s: the calibrated model reproduces that wait: %s simulated %s, measured %s (%s): the experiment's own limits hold the requests there; tsim explain names the one that binds",
+					e.Tier, cmp.Counter, fmtValue(cmp.Simulated)+" "+cmp.Unit, fmtValue(cmp.Measured)+" "+cmp.Unit, fmtRelError(err)))
+			} else {
+				r.note(fmt.Sprintf("tier %s: the calibrated model does not reproduce that wait: %s simulated %s, measured %s (%s): something holds the requests that the experiment does not have, or has otherwise — a connection limit, a thread pool, a lock (tsim config reads the machine's configuration)",
+					e.Tier, cmp.Counter, fmtValue(cmp.Simulated)+" "+cmp.Unit, fmtValue(cmp.Measured)+" "+cmp.Unit, fmtRelError(err)))
+			}
+		}
+	}
+}
+
+func fmtSignedSeconds(s float64) string {
+	if s < 0 {
+		return "−" + fmtSeconds(-s)
+	}
+	return fmtSeconds(s)
 }
 
 func (r *Result) note(s string) { r.Notes = append(r.Notes, s) }
@@ -393,7 +595,8 @@ func (r *Result) checkLoad(top *model.Topology, c *Capture, w *window) {
 	}
 	avg := func(s model.Schedule) float64 {
 		var sum, n float64
-		for t := w.from; t <= w.to; t += 1 {
+		step := math.Max(1, (w.to-w.from)/2000) // at most about 2000 points, however long the capture
+		for t := w.from; t <= w.to; t += step {
 			sum += s.At(time.Duration(t * float64(time.Second)))
 			n++
 		}
@@ -497,6 +700,16 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 			hasCalls = true
 		}
 	}
+	for _, v := range []struct {
+		what string
+		x    float64
+	}{{"CPU", e.StepCPU.Value}, {"wait", e.Wait.Value}} {
+		if v.x > format.MaxDuration.Seconds() || math.IsInf(v.x, 0) {
+			c := r.Capture
+			return fmt.Errorf("%s: tier %s: the capture gives %s of %s a request (from %s and %s); tsim's demands are at most %s: these are not a running service's counters",
+				c.head(e.From.rate), t.Name, fmtSeconds(v.x), v.what, c.Log.Counters[e.From.rate], c.Log.Counters[e.From.cpu], fmtSeconds(format.MaxDuration.Seconds()))
+		}
+	}
 	cpu := e.StepCPU.Value / mult
 	ms := func(m Measure) string { return fmtMeasure(m) }
 	cpuWhy := fmt.Sprintf("%s of CPU a request: %s × %d cores / %s, less %s the experiment's bindings spend",
@@ -520,6 +733,7 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 	}
 	if len(waitSteps) == 0 && hasCalls {
 		if significant(e.Wait, e.Residence.Value) {
+			e.unexplained = true
 			what := "a connection, a lock or a thread"
 			if !math.IsNaN(e.ConnWait.Value) {
 				what = "a lock or a thread"
@@ -529,7 +743,10 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 		}
 		return nil
 	}
-	return r.scale(steps, t, e, "wait", waitSteps, wait0, e.Wait.Value, e.Wait, waitWhy, opts, td)
+	n := len(r.Changes)
+	err := r.scale(steps, t, e, "wait", waitSteps, wait0, e.Wait.Value, e.Wait, waitWhy, opts, td)
+	e.waitWritten = len(r.Changes) > n
+	return err
 }
 
 // significant says whether an estimate is clearly above zero: its

@@ -180,3 +180,16 @@ func contains(xs []string, s string) bool {
 	}
 	return false
 }
+
+// mirror drops the columns m has that the capture's machine o lacks, so
+// that the estimator reads a simulated run as it read the capture.
+func (m *machineCounters) mirror(o *machineCounters) {
+	for _, p := range []struct{ mine, theirs *int }{
+		{&m.level, &o.level}, {&m.rejected, &o.rejected}, {&m.aspWait, &o.aspWait},
+		{&m.aspCurrent, &o.aspCurrent}, {&m.connWaiting, &o.connWaiting},
+	} {
+		if *p.theirs < 0 {
+			*p.mine = -1
+		}
+	}
+}

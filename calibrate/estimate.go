@@ -71,6 +71,9 @@ type TierEstimate struct {
 	// Residence when the capture has no level, a check on it otherwise.
 	Duration  Measure
 	levelSeen bool
+	// Refined: the wait was corrected by simulation (refine).
+	Refined                  bool
+	waitWritten, unexplained bool
 }
 
 // batchSums are the sums of one tier over one batch of rows: the
