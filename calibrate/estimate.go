@@ -83,13 +83,13 @@ type TierEstimate struct {
 // connection (cw), each over the time it was sampled; and the durations
 // weighted by the rate, for a capture without the levels.
 type batchSums struct {
-	dt, busy, n         float64
-	lv, lvdt            float64
-	cur, curdt          float64
-	cw, cwdt            float64
-	rs                  float64 // Σ R·X·dt: the duration counter
-	visit, visitN       float64 // Σ (wait + execution)·X·dt on an ASP.NET host
-	rows                int
+	dt, busy, n   float64
+	lv, lvdt      float64
+	cur, curdt    float64
+	cw, cwdt      float64
+	rs            float64 // Σ R·X·dt: the duration counter
+	visit, visitN float64 // Σ (wait + execution)·X·dt on an ASP.NET host
+	rows          int
 }
 
 // window is the rows calibrate reads, cut into batches.
