@@ -95,6 +95,7 @@ type batchSums struct {
 // window is the rows calibrate reads, cut into batches.
 type window struct {
 	rows  []int     // rows in the window, in order
+	prev  int       // the row before the first, where its interval starts
 	dt    []float64 // the interval each row's rates and durations cover
 	batch []int     // the batch of each row
 	k     int       // batches
@@ -111,11 +112,14 @@ func (c *Capture) newWindow(interest []int, from float64) (*window, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &window{from: from, every: every}
+	w := &window{from: from, every: every, prev: -1}
 	for j := 1; j < len(interest); j++ {
 		i, prev := interest[j], interest[j-1]
 		if c.T[prev] < from-1e-9 {
 			continue
+		}
+		if w.prev < 0 {
+			w.prev = prev
 		}
 		w.rows = append(w.rows, i)
 		w.dt = append(w.dt, c.T[i]-c.T[prev])
@@ -134,22 +138,25 @@ func (c *Capture) newWindow(interest []int, from float64) (*window, error) {
 }
 
 // tierSums sums one tier's counters per batch; batch w.k is the whole
-// window. callee is the caller's view of the tier: the time a call to it
-// takes there.
+// window. Every value it reads must be a count, a rate, a level or a
+// duration: never negative.
 func (c *Capture) tierSums(w *window, m *machineCounters, cores int) ([]batchSums, error) {
 	s := make([]batchSums, w.k+1)
 	prevRejected := math.NaN()
+	if m.rejected >= 0 {
+		prevRejected = c.value(w.prev, m.rejected)
+	}
 	for j, i := range w.rows {
 		dt := w.dt[j]
 		u := c.value(i, m.cpu)
 		x := c.value(i, m.rate)
 		r := c.value(i, m.dur)
-		for _, v := range []struct {
-			k int
-			x float64
-		}{{m.cpu, u}, {m.rate, x}, {m.dur, r}} {
-			if v.x < 0 {
-				return nil, fmt.Errorf("%s: %s: negative value %g; counters are never negative", c.at(i, v.k), c.Log.Counters[v.k], v.x)
+		for _, k := range []int{m.cpu, m.rate, m.dur, m.level, m.rejected, m.aspRate, m.aspWait, m.aspExec, m.aspCurrent, m.connWaiting} {
+			if k < 0 {
+				continue
+			}
+			if v := c.value(i, k); v < 0 {
+				return nil, fmt.Errorf("%s: %s: negative value %g; counters are never negative", c.at(i, k), c.Log.Counters[k], v)
 			}
 		}
 		if u > 101 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -155,3 +156,54 @@ func wrap(s, first, rest string, width int) string {
 	b.WriteString(line + "\n")
 	return b.String()
 }
+
+func fmtSignedSeconds(s float64) string {
+	if s < 0 {
+		return "−" + fmtSeconds(-s)
+	}
+	return fmtSeconds(s)
+}
+
+func fmtMeasure(m Measure) string {
+	if math.IsNaN(m.Value) {
+		return "not identified"
+	}
+	if math.IsNaN(m.Half) {
+		return fmtSeconds(m.Value)
+	}
+	return fmtSeconds(m.Value) + " ± " + fmtSpanPlain(m.Half, m.Value)
+}
+
+// fmtSpanPlain writes a half-width in the unit of the value it goes with.
+func fmtSpanPlain(h, v float64) string {
+	if h == 0 {
+		return "0"
+	}
+	av := math.Max(math.Abs(v), h)
+	switch {
+	case av >= 1:
+		return strconv.FormatFloat(round2(h), 'f', -1, 64) + " s"
+	case av >= 1e-3:
+		return strconv.FormatFloat(round2(h*1e3), 'f', -1, 64) + " ms"
+	}
+	return strconv.FormatFloat(round2(h*1e6), 'f', -1, 64) + " µs"
+}
+
+func round2(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+func fmtMeasureRate(m Measure) string {
+	if math.IsNaN(m.Half) {
+		return fmt.Sprintf("%.3g", m.Value)
+	}
+	return fmt.Sprintf("%.3g ± %.2g", m.Value, m.Half)
+}
+
+func fmtRate(x float64) string { return fmt.Sprintf("%.3g requests/s", x) }
+
+func fmtPercent(u float64) string { return fmt.Sprintf("%.3g%%", 100*u) }
