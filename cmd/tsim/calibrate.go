@@ -71,14 +71,6 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		Input:    inputOptions(fs),
 		Output:   filepath.ToSlash(filepath.Join(dir, "calibrated.toml")),
 	}
-	// Refuse an output directory another run holds before any work.
-	lock, err := atomicio.Lock(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
-	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	defer lock.Unlock()
-
 	res, err := calibrate.Run(ctx, capture, *experiment, opt)
 	if err != nil {
 		c.errorf(e, "%v", err)
@@ -94,7 +86,14 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	// Everything succeeded: write, each file whole or not at all.
+	// Everything succeeded: write, each file whole or not at all, into a
+	// directory no other tsim process is writing.
+	lock, err := atomicio.Lock(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	defer lock.Unlock()
 	toml := filepath.Join(dir, "calibrated.toml")
 	pic := filepath.Join(dir, "calibration.png")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
