@@ -143,13 +143,13 @@ func parseValidate(t *testing.T, out string) []validated {
 // RTT + 2 × Late of real time (the latency floor, in simulated seconds at
 // the run's scale, over realmode.RealResolution); the levels by the
 // goodput times that (Little's law);
-// every relative limit is widened by twice the fraction of the run the
-// probe found the process stalled, and the p99 by the longest stall.
+// every relative limit is widened by the fraction of the run the probe
+// found the process stalled, and the p99 by the longest stall.
 func noiseTolerance(metric string, r validatedRow, goodput float64, n noise, scale float64) (bool, string) {
 	if r.ok {
 		return true, "agrees"
 	}
-	widen := 2 * n.stalledFrac()
+	widen := min(n.stalledFrac(), 0.25)
 	if pp, ok := strings.CutSuffix(r.limit, "pp"); ok {
 		lim, _ := strconv.ParseFloat(pp, 64)
 		d := 100 * math.Abs(r.real-r.sim)
