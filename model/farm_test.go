@@ -203,3 +203,67 @@ func TestPick(t *testing.T) {
 		t.Errorf("sticky shares %v", StickyShares(6, 4))
 	}
 }
+
+func TestFarmSessionAffinity(t *testing.T) {
+	// Four calls at t0 on one shared proxy of a sessionful binding into a
+	// farm of 2 WCF machines. With affinity they all go where the session
+	// is. Without, round robin sends the second and fourth to be#2, which
+	// does not know the session: they fail at once, and the proxy faults.
+	be := tier("be", wait(time.Second))
+	be.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 200, Instancing: PerSession, Concurrency: ConcurrencyMultiple}
+	call := Call{Binding: Binding{Sessionful: true}}
+	for _, tc := range []struct {
+		affinity        bool
+		latencies, sent string
+		refused         int64
+	}{
+		{true, "1 1 1 1", "[4 0]", 0},
+		{false, "0/failed 0/failed 1 1", "[2 0]", 2},
+	} {
+		got, res := outcomes(t, farmTop(4, 2, Balancer{Policy: BalanceRoundRobin, Affinity: tc.affinity}, call, be))
+		expect(t, fmt.Sprintf("affinity %v", tc.affinity), got, tc.latencies)
+		if b := res.Balancers[0]; fmt.Sprint(b.Sent) != tc.sent || b.Refused != tc.refused {
+			t.Errorf("affinity %v: balancer %+v", tc.affinity, b)
+		}
+	}
+}
+
+// agentTop is n users on k load agents, each agent with its own pool of
+// conn into be (wait 1 s), each with agent CPU cpu first.
+func agentTop(users, k int, conn Conn, cpuPer time.Duration) *Topology {
+	var tiers []Tier
+	for r := 1; r <= k; r++ {
+		a := Tier{Name: fmt.Sprintf("agent#%d", r), Farm: "agent", Replica: r, Agent: true, Cores: 1, CostMultiplier: 1, Worker: plenty, IO: plenty}
+		if cpuPer > 0 {
+			a.Steps = append(a.Steps, cpu(cpuPer))
+		}
+		a.Steps = append(a.Steps, Step{Kind: StepCall, Call: &Call{Target: k, Conn: conn}})
+		tiers = append(tiers, a)
+	}
+	tiers = append(tiers, tier("be", wait(time.Second)))
+	top := burst(users, 0, tiers...)
+	top.Farms = []Farm{{Name: "agent", Agents: true, Balancer: Balancer{Policy: BalanceByUser}}}
+	for r := range k {
+		top.Farms[0].Replicas = append(top.Farms[0].Replicas, r)
+	}
+	top.Load.Call = Call{Target: 0, Farm: &top.Farms[0]}
+	return top
+}
+
+func TestFarmLoadAgents(t *testing.T) {
+	// "Only two concurrent requests" is per load agent: 8 users with one
+	// connection each agent send 1 at a time from one agent, 4 at a time
+	// from four (user u runs on agent u mod 4).
+	got, _ := outcomes(t, agentTop(8, 1, Conn{Limit: 1}, 0))
+	expect(t, "one agent", got, "1 2 3 4 5 6 7 8")
+	got, res := outcomes(t, agentTop(8, 4, Conn{Limit: 1}, 0))
+	expect(t, "four agents", got, "1 1 1 1 2 2 2 2")
+	if fmt.Sprint(res.Balancers[0].Sent) != "[2 2 2 2]" || res.Tiers[0].Name != "agent" || res.Tiers[0].Replicas != 4 {
+		t.Errorf("agents: %v, %+v", res.Balancers[0].Sent, res.Tiers[0])
+	}
+	// A slow load client: 100 ms of its one core per request, before it
+	// sends: the four users of each of 2 agents queue for it (processor
+	// sharing), 0.4 s, and all reach be at once.
+	got, _ = outcomes(t, agentTop(8, 2, Conn{}, 100*time.Millisecond))
+	expect(t, "agent CPU", got, "1.4 1.4 1.4 1.4 1.4 1.4 1.4 1.4")
+}

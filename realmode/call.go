@@ -133,7 +133,7 @@ func (p *connPool) warm(rt *runner) {
 	if n <= 0 {
 		return
 	}
-	url := p.site.targetURL() + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
+	url := p.site.targetURL(nil) + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -241,6 +241,7 @@ type proxyInst struct {
 type attempt struct {
 	proxy    *proxyInst
 	holdProx bool
+	to       int // a direct call into a farm: the machine picked (farm.go)
 }
 
 func (cs *callStat) takeInst(a *attempt, u *user) {
@@ -340,17 +341,17 @@ var (
 // is abandoned and gone is true. Otherwise the outcome is what the caller
 // sees.
 func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, caller *job, u *user, root *rootReq) (o results.Outcome, gone bool) {
+	a := attempt{to: -1}
 	cs, answered := site, func() {}
 	if direct(site.spec) {
-		cs, answered = site.pick(u) // client-side balancing: the machine first
+		cs, answered = site.pick(u, &a) // client-side balancing: the machine first
 	}
 	if rt.measuring.Load() {
 		cs.calls.Add(1)
 	}
-	var a attempt
 	for n := 1; ; n++ {
 		if n > 1 && direct(site.spec) {
-			cs, answered = site.pick(u) // a retry goes to the next machine picked
+			cs, answered = site.pick(u, &a) // a retry goes to the next machine picked
 		}
 		o, gone = cs.attempt(ctx, &a, from, caller, u, root)
 		answered()
@@ -569,7 +570,7 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 		pool.mu.Unlock()
 	}()
 
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodPost, cs.targetURL(), nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodPost, cs.targetURL(a), nil)
 	if err != nil {
 		rt.netErrors.Add(1)
 		return results.Failed, false

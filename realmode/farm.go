@@ -98,10 +98,11 @@ func (rt *runner) newFarms() {
 // or the load reaching its agents.
 func direct(c *model.Call) bool { return c.Farm != nil && (c.PerHost || c.Farm.Agents) }
 
-// pick chooses the machine for one attempt of a call that picks client
+// pick chooses the machine for one attempt a of a call that picks client
 // side (direct), counts it as sent, and returns that machine's call
-// statistics and the function that ends its count as outstanding.
-func (cs *callStat) pick(u *user) (*callStat, func()) {
+// statistics (a PerHost call's) and the function that ends its count as
+// outstanding.
+func (cs *callStat) pick(u *user, a *attempt) (*callStat, func()) {
 	f := cs.spec.Farm
 	uid := -1
 	if u != nil {
@@ -118,6 +119,7 @@ func (cs *callStat) pick(u *user) (*callStat, func()) {
 	if cs.rt.measuring.Load() {
 		cs.rt.farms[f.Index].sent[r].Add(1)
 	}
+	a.to = f.Replicas[r]
 	h := cs
 	if cs.hosts != nil {
 		h = cs.hosts[r]
@@ -129,11 +131,15 @@ func (cs *callStat) pick(u *user) (*callStat, func()) {
 	}
 }
 
-// targetURL is where an attempt of the call sends its request: the
-// farm's balancer for a virtual host name, else the machine.
-func (cs *callStat) targetURL() string {
+// targetURL is where an attempt a of the call sends its request: the
+// farm's balancer for a virtual host name, the machine picked for a direct
+// call, else the target; a nil a is the pool's own target (warm-up).
+func (cs *callStat) targetURL(a *attempt) string {
 	if f := cs.spec.Farm; f != nil && !direct(cs.spec) {
 		return cs.rt.farms[f.Index].lb.url
+	}
+	if a != nil && a.to >= 0 && direct(cs.spec) {
+		return cs.rt.tiers[a.to].url
 	}
 	return cs.rt.tiers[cs.to].url
 }

@@ -1,6 +1,7 @@
 package realmode
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -85,20 +86,49 @@ func TestStepFarmSessionAffinity(t *testing.T) {
 	be := tier("be", 8, waitFor(time.Second))
 	be.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 200, Instancing: model.PerSession, Concurrency: model.ConcurrencyMultiple}
 	call := model.Call{Binding: model.Binding{Sessionful: true}}
-	for _, tc := range []struct {
-		affinity bool
-		want     string
-		refused  int64
-	}{
-		{true, "1 1 1 1", 0},
-		{false, "0/failed 0/failed 1 1", 2},
-	} {
-		top := farmTop(4, 2, model.Balancer{Policy: model.BalanceRoundRobin, Affinity: tc.affinity}, call, be, 4*time.Second)
-		s, r := table(t, fmt.Sprintf("affinity %v", tc.affinity), top, tc.want, Options{})
-		for _, res := range judged(s, r) {
-			if b := res.Balancers[0]; b.Refused != tc.refused {
-				t.Errorf("affinity %v: %d refused, want %d", tc.affinity, b.Refused, tc.refused)
-			}
+	// With affinity all four calls on the shared proxy reach the session's
+	// machine.
+	top := farmTop(4, 2, model.Balancer{Policy: model.BalanceRoundRobin, Affinity: true}, call, be, 4*time.Second)
+	s, r := table(t, "affinity", top, "1 1 1 1", Options{})
+	for _, res := range judged(s, r) {
+		if b := res.Balancers[0]; b.Refused != 0 || fmt.Sprint(b.Sent) != "[4 0]" {
+			t.Errorf("affinity: %+v", b)
 		}
+	}
+	// Without, a call sent to the other machine fails there and the proxy
+	// faults. (Which calls still hold the faulted proxy depends on when
+	// their goroutines ran, so only the failures are checked: the model's
+	// table is in model TestFarmSessionAffinity.)
+	top = farmTop(4, 2, model.Balancer{Policy: model.BalanceRoundRobin}, call, be, 4*time.Second)
+	res, err := Run(context.Background(), top, Options{Seed: 1, TimeScale: stepScale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Balancers[0]; b.Refused < 1 || res.Requests.Failed != b.Refused || res.Requests.Completed+res.Requests.Failed != 4 {
+		t.Errorf("no affinity: balancer %+v, requests %+v", b, res.Requests)
+	}
+}
+
+func TestStepFarmLoadAgents(t *testing.T) {
+	t.Parallel()
+	// model TestFarmLoadAgents: one connection per load agent.
+	for _, tc := range []struct {
+		agents int
+		want   string
+	}{{1, "1 2 3 4"}, {2, "1 1 2 2"}} {
+		var tiers []model.Tier
+		for r := 1; r <= tc.agents; r++ {
+			a := tier(fmt.Sprintf("agent#%d", r), 1, model.Step{Kind: model.StepCall, Call: &model.Call{Target: tc.agents, Conn: model.Conn{Limit: 1}}})
+			a.Farm, a.Replica, a.Agent = "agent", r, true
+			tiers = append(tiers, a)
+		}
+		tiers = append(tiers, tier("be", 8, waitFor(time.Second)))
+		top := burst(4, 0, 6*time.Second, tiers...)
+		top.Farms = []model.Farm{{Name: "agent", Agents: true, Balancer: model.Balancer{Policy: model.BalanceByUser}}}
+		for r := range tc.agents {
+			top.Farms[0].Replicas = append(top.Farms[0].Replicas, r)
+		}
+		top.Load.Call = model.Call{Target: 0, Farm: &top.Farms[0]}
+		table(t, fmt.Sprintf("%d agents", tc.agents), top, tc.want, Options{})
 	}
 }
