@@ -28,9 +28,10 @@ import (
 //     metric, the exit status 1 exactly when a row differs and the verdict
 //     says on how many, validate-counters.png written;
 //   - that the real run agrees with the simulation within the default
-//     tolerances widened by the noise measured beside it (noiseTolerance),
-//     unless the machine stalled too long to judge anything on time
-//     (then the test says so and judges only the above);
+//     tolerances widened by the noise measured beside it (noiseTolerance);
+//     a run that does not is run again only if the probe saw it disturbed
+//     (the machine stalled too long to judge anything on time), up to 3
+//     runs, and the test says INCONCLUSIVE when every run was;
 //   - that with zero tolerances the same comparison disagrees and exits 1.
 //
 // The command's own verdict stays the plain comparison: on a busy machine
@@ -39,10 +40,54 @@ import (
 func TestValidateAgrees(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join("..", "..", "experiments", "validation", "mmc.toml")
-	stop := startProbe()
-	out, errs, st := tsim(t, nil, "validate", file, "--duration", "30s", "-o", dir)
-	n := stop()
-	t.Logf("status %d, noise: %v\n%s%s", st, n, out, errs)
+	for k := 1; ; k++ {
+		stop := startProbe()
+		out, errs, st := tsim(t, nil, "validate", file, "--duration", "30s", "-o", dir)
+		n := stop()
+		t.Logf("run %d: status %d, noise: %v\n%s%s", k, st, n, out, errs)
+		base := checkValidateReport(t, out, st)
+		if _, err := os.Stat(filepath.Join(dir, "mmc", "validate-counters.png")); err != nil {
+			t.Error(err)
+		}
+		var bad []string
+		for _, m := range base.rowOrder {
+			r := base.rows[m]
+			if ok, why := noiseTolerance(m, r, base.rows["goodput /s"].sim, n, base.scale); !ok {
+				bad = append(bad, fmt.Sprintf("%s: sim %.4g, real %.4g: %s", m, r.sim, r.real, why))
+			}
+		}
+		if len(bad) == 0 {
+			break
+		}
+		// As realmode's cross-checks: run again only when the probe saw
+		// the run disturbed; say so when every run was.
+		d := n.disturbed()
+		if d == "" {
+			for _, b := range bad {
+				t.Error(b)
+			}
+			break
+		}
+		if k == 3 {
+			t.Logf("INCONCLUSIVE on time: all %d runs disturbed (%s); only what the command prints and does was checked", k, d)
+			break
+		}
+		t.Logf("run %d disturbed (%s): running again", k, d)
+	}
+
+	out, _, st := tsim(t, nil, "validate", file, "--duration", "20s", "-o", dir,
+		"--tolerance", "throughput=0,mean=0,p50=0,p99=0")
+	if st != exitFailure || !strings.Contains(out, "DISAGREE") {
+		t.Errorf("zero tolerance: status %d, want 1 and DISAGREE:\n%s", st, out)
+	}
+}
+
+// checkValidateReport checks what tsim validate printed for the M/M/4
+// experiment and the status it exited with: one variant, base, a row per
+// metric, status 1 exactly when a row differs, and a verdict that says on
+// how many. It returns the variant's report.
+func checkValidateReport(t *testing.T, out string, st int) validated {
+	t.Helper()
 	v := parseValidate(t, out)
 	if len(v) != 1 || v[0].variant != "base" {
 		t.Fatalf("want one variant, base; got %+v", v)
@@ -65,25 +110,7 @@ func TestValidateAgrees(t *testing.T) {
 	case differs > 0 && (st != exitFailure || base.verdict != fmt.Sprintf("DISAGREE on %d of %d", differs, len(base.rows))):
 		t.Errorf("%d of %d rows differ, but status %d, verdict %q", differs, len(base.rows), st, base.verdict)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "mmc", "validate-counters.png")); err != nil {
-		t.Error(err)
-	}
-	if d := n.disturbed(); d != "" {
-		t.Logf("INCONCLUSIVE on time: %s; only what the command prints and does was checked", d)
-	} else {
-		for _, m := range base.rowOrder {
-			r := base.rows[m]
-			if ok, why := noiseTolerance(m, r, base.rows["goodput /s"].sim, n, base.scale); !ok {
-				t.Errorf("%s: sim %.4g, real %.4g: %s", m, r.sim, r.real, why)
-			}
-		}
-	}
-
-	out, _, st = tsim(t, nil, "validate", file, "--duration", "20s", "-o", dir,
-		"--tolerance", "throughput=0,mean=0,p50=0,p99=0")
-	if st != exitFailure || !strings.Contains(out, "DISAGREE") {
-		t.Errorf("zero tolerance: status %d, want 1 and DISAGREE:\n%s", st, out)
-	}
+	return base
 }
 
 // validated is one variant's part of tsim validate's report.
