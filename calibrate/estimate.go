@@ -71,8 +71,10 @@ type TierEstimate struct {
 	// Residence when the capture has no level, a check on it otherwise.
 	Duration  Measure
 	levelSeen bool
-	// Refined: the wait was corrected by simulation (refine).
+	// Refined: the wait was corrected by simulation (refine);
+	// WaitAnalytic is what it was before.
 	Refined                  bool
+	WaitAnalytic             Measure
 	waitWritten, unexplained bool
 }
 

@@ -135,6 +135,7 @@ func (r *Result) refine(runs []*results.Run) ([]string, error) {
 		}
 		bias := simMean - written
 		before := e.Wait
+		e.WaitAnalytic = before
 		e.Wait = Measure{before.Value - bias, math.Hypot(before.Half, simHalf)}
 		notes = append(notes, fmt.Sprintf("tier %s: its CPU is %s busy, and requests queue for its cores (%.3g× the CPU demand by M/M/%d); no counter measures that queue, so the wait, which is what is left of the operation's time, is corrected by simulation: on the calibrated experiment's own runs, whose wait is %s, the same estimate reads %s; the wait becomes %s − (%s) = %s",
 			e.Tier, fmtPercent(e.Util.Value), e.Stretch, e.Cores, fmtSeconds(written), fmtSeconds(simMean), fmtSeconds(before.Value), fmtSignedSeconds(bias), fmtMeasure(e.Wait)))

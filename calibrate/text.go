@@ -37,7 +37,7 @@ func (r *Result) WriteText(out io.Writer) error {
 		} else {
 			row("operation's time", fmtMeasure(e.Residence), "R: "+e.From.durName)
 		}
-		row("  at the CPU", fmtSeconds(e.AtCPU), fmt.Sprintf("queueing for cores included (M/M/%d at U: × %.4f)", e.Cores, e.Stretch))
+		row("  at the CPU", fmtSeconds(e.AtCPU), fmt.Sprintf("queueing for cores included (M/M/%d at U: × %.3g)", e.Cores, e.Stretch))
 		if e.Calls > 0 || math.IsNaN(e.Calls) {
 			v := fmtSeconds(e.Calls)
 			if math.IsNaN(e.Calls) {
@@ -48,7 +48,11 @@ func (r *Result) WriteText(out io.Writer) error {
 		if !math.IsNaN(e.ConnWait.Value) {
 			row("  waiting for a conn.", fmtMeasure(e.ConnWait), "Little's law: Requests Waiting For A Connection / X")
 		}
-		row("  the rest: a wait", fmtMeasure(e.Wait), "R less all the above")
+		if e.Refined {
+			row("  the rest: a wait", fmtMeasure(e.Wait), fmt.Sprintf("R less all the above, %s, corrected by simulation (notes)", fmtSeconds(e.WaitAnalytic.Value)))
+		} else {
+			row("  the rest: a wait", fmtMeasure(e.Wait), "R less all the above")
+		}
 		b.WriteString("\n")
 	}
 	if len(r.Changes) > 0 {

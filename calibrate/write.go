@@ -118,6 +118,9 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 	if !math.IsNaN(e.ConnWait.Value) {
 		waitWhy += " − " + fmtSeconds(e.ConnWait.Value) + " waiting for connections"
 	}
+	if e.Refined {
+		waitWhy += fmt.Sprintf(" = %s, corrected by simulation for the queue at the cores (the notes say how)", fmtSeconds(e.WaitAnalytic.Value))
+	}
 	if len(waitSteps) == 0 && hasCalls {
 		if significant(e.Wait, e.Residence.Value) {
 			e.unexplained = true
@@ -185,6 +188,9 @@ func (r *Result) scale(steps []map[string]any, t *model.Tier, e *TierEstimate, k
 		}
 		if err != nil {
 			return fmt.Errorf("tier %s step %d: %v", t.Name, i+1, err)
+		}
+		if to == d.String() {
+			continue // the experiment had it right
 		}
 		w := why
 		if len(idx) > 1 {
