@@ -128,8 +128,8 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 			if !math.IsNaN(e.ConnWait.Value) {
 				what = "a lock or a thread"
 			}
-			r.note(fmt.Sprintf("tier %s: %s of each request is %s: a wait inside %s — for %s — that the counters do not name; the tier has no wait step, so nothing is written: it is the model's to produce (compare the simulated %s below)",
-				t.Name, fmtMeasure(e.Wait), "not at the CPU nor in calls", t.Name, what, e.From.durName))
+			r.note(fmt.Sprintf("tier %s: %s of each request is %s: a wait inside %s — for %s — that the counters do not name; the tier has no wait step, so nothing is written: it is the model's to produce",
+				t.Name, fmtMeasure(e.Wait), "not at the CPU nor in calls", t.Name, what))
 		}
 		return nil
 	}
