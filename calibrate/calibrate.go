@@ -206,7 +206,7 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 	}
 	for _, m := range c.Machines() {
 		if _, ok := used[strings.ToLower(m)]; !ok {
-			r.note(fmt.Sprintf("machine %s: no tier of the experiment; not read", m))
+			r.note(fmt.Sprintf("machine %s: no tier of the experiment's variant %q; not read", m, variant))
 		}
 	}
 	for _, e := range r.Tiers {

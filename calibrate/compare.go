@@ -71,6 +71,9 @@ func (r *Result) compare(c *Capture, w *window, runs []*results.Run) {
 				}
 				prev = c.T[i]
 			}
+			if len(cmp.MeasuredSeries) == 0 {
+				continue // a column the capture leaves blank throughout
+			}
 			cmp.Measured = sum / dt
 			var means []float64
 			for n, run := range runs {
