@@ -56,6 +56,12 @@ func (c *Call) wire(kb float64) time.Duration {
 }
 
 func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
+	if r.callOf != nil {
+		if cs := r.callOf[spec]; cs != nil {
+			return cs
+		}
+		return r.newCallStat(spec, from, 0)
+	}
 	for _, cs := range r.calls {
 		if cs.spec == spec {
 			return cs
@@ -63,6 +69,10 @@ func (r *runner) callStat(spec *Call, from *tierRT) *callStat {
 	}
 	return r.newCallStat(spec, from, 0)
 }
+
+// manyCalls is where the call sites are found by a map rather than a scan
+// (farms of many machines make many call sites).
+const manyCalls = 8
 
 // newCallStat makes the statistics of a call site; rep is the replica a
 // PerHost call addresses (0 otherwise).
@@ -124,6 +134,15 @@ func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
 		return cs // listed by its call site's first (hosts)
 	}
 	r.calls = append(r.calls, cs)
+	if len(r.calls) > manyCalls {
+		if r.callOf == nil {
+			r.callOf = map[*Call]*callStat{}
+			for _, o := range r.calls {
+				r.callOf[o.spec] = o
+			}
+		}
+		r.callOf[spec] = cs
+	}
 	if from != nil {
 		from.out = append(from.out, cs)
 	}

@@ -158,6 +158,7 @@ type runner struct {
 	points  results.PointSampler
 	series  []results.Sample
 	calls   []*callStat
+	callOf  map[*Call]*callStat   // call sites by spec, once there are many (callStat)
 	bd      results.BreakdownSums // breakdown sums over measured completed roots
 	bdCount int64
 
