@@ -162,9 +162,11 @@ func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt 
 			return r
 		}
 		msg := fmt.Sprintf("%s: real run %d:\n got  %s\n want %s (±%.3fs +2%%)\n noise: %v", name, k, fmtOutcomes(got), fmtOutcomes(w), floor, n)
-		// A stall longer than the users' margin before they leave can
-		// make them leave before they send: the run says nothing.
-		d := disturbance(n, self, time.Duration(float64(leave)*opt.TimeScale))
+		// A stall longer than a table's margins (the users leave 20 ms of
+		// real time after they send at stepScale, 14 ms before one would
+		// send again in the head-of-line test) can make a request go
+		// missing or come in excess: the run says nothing.
+		d := disturbance(n, self, tableStall)
 		switch {
 		case d == "":
 			t.Error(msg)
@@ -176,6 +178,10 @@ func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt 
 		t.Logf("%s\n disturbed (%s): running again", msg, d)
 	}
 }
+
+// tableStall is the longest stall a step table's run may see and still
+// be judged; see realTable.
+const tableStall = 10 * time.Millisecond
 
 // judged is the simulated run and the real one, if it was judged.
 func judged(s, r *results.Run) []*results.Run {
@@ -431,7 +437,10 @@ func TestStepPerConnectionHeadOfLine(t *testing.T) {
 			at := time.Duration(k) * 200 * time.Millisecond
 			users = append(users, model.Point{At: at, Value: float64(k)}, model.Point{At: at, Value: float64(k + 1)})
 		}
-		leaveAt := 2100 * time.Millisecond // after the last user (at 1 s) sends, at 2 s
+		// after the last user (at 1 s) sends, at 2 s, and before the
+		// first one done (at 1.343 s) would send again: 200 and 143 ms
+		// apart, 20 and 14 ms of real time
+		leaveAt := 2200 * time.Millisecond
 		users = append(users, model.Point{At: leaveAt, Value: 6}, model.Point{At: leaveAt, Value: 0})
 		return &model.Topology{Duration: 7 * time.Second, SampleEvery: time.Second, Tiers: []model.Tier{fe, be},
 			Load: model.Load{Kind: model.LoadClosed, Users: users, Think: sim.Const(time.Second), Call: model.Call{Target: 0}}}
