@@ -369,6 +369,11 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				req.Header[k] = v
 			}
 		}
+		// A kept-alive connection to the machine may be closed under the
+		// request before any byte of it is written; net/http sends such a
+		// request again on another only if it is marked replayable (a
+		// balancer's own retry of a request it never delivered).
+		req.Header["X-Idempotency-Key"] = nil
 		var resp *http.Response
 		if resp, err = b.tr.RoundTrip(req); err == nil {
 			_, err = io.Copy(io.Discard, resp.Body)
@@ -381,7 +386,7 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Unlock()
 	release()
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && rt.workCtx.Err() == nil { // not the client gone, nor the run's end
 			rt.netErrors.Add(1)
 			reply(results.Failed, false)
 		}
