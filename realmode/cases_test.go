@@ -30,11 +30,14 @@ func callStep(target int, c model.Call) model.Step {
 // caseMMc is an M/M/4 queue: Poisson arrivals at 60/s, CPU exp(50 ms) on
 // 4 cores (ρ = 0.75). Default scale 0.2: 25 s simulated (1500 requests)
 // in 5 s.
-func caseMMc() *model.Topology {
+func caseMMc() *model.Topology { return caseMMcAt(60) }
+
+// caseMMcAt is caseMMc with arrivals at rate per second (ρ = rate/80).
+func caseMMcAt(rate float64) *model.Topology {
 	return &model.Topology{
 		Duration: 25 * time.Second, SampleEvery: time.Second,
 		Tiers: []model.Tier{tier("svc", 4, cpuExp(50*time.Millisecond))},
-		Load: model.Load{Kind: model.LoadOpen, Rate: model.Schedule{{At: 0, Value: 60}},
+		Load: model.Load{Kind: model.LoadOpen, Rate: model.Schedule{{At: 0, Value: rate}},
 			Call: model.Call{Target: 0}},
 	}
 }

@@ -186,9 +186,9 @@ func cross(t *testing.T, name string, simTop, realTop *model.Topology, opt Optio
 	}
 	c.verdicts = judge(c.sim, c.noisy, c.real, c.noise, info.Scale)
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("%s: scale %.4g, %v real, %.2f cores used, clock slack %v, load average %s\n  noise: %v\n  connections established per tier (sustained max): %v; requests in the operation: %d\n%s",
+	t.Logf("%s: scale %.4g, %v real, %.2f cores used, clock slack %v, load average %s\n  noise: %v\n  connections established per tier (sustained max): %v; requests in the operation: %d\n  breakdown sim  %+v\n  breakdown real %+v\n%s",
 		name, info.Scale, info.Real.Round(time.Millisecond), c.selfCPU, info.TimerSlack, strings.TrimSpace(string(load)),
-		c.noise, c.conns, c.ops, c.table())
+		c.noise, c.conns, c.ops, c.sim.Breakdown, c.real.Breakdown, c.table())
 	return c
 }
 

@@ -37,8 +37,13 @@ func TestMMcCoresAndSharing(t *testing.T) {
 	// mean response time and mean number present, but another response
 	// time distribution: measured p50 +27% to +37%, p99 −26% to −35%
 	// against PS at ρ = 0.75, at every time scale. Only the means are
-	// compared.
-	agree(t, "M/M/4 cores", caseMMc(), Options{}, "goodput", "latency mean", "tier svc executing", "timeout rate")
+	// compared, at ρ = 0.6: a core permit is handed from goroutine to
+	// goroutine at each demand's end, and on a busy machine each hand-off
+	// holds it longer than the probe's costs say (measured: 0.2 ms a demand
+	// with two busy loops, up to 3 ms with a load average of 6, where a
+	// 10 ms demand at ρ = 0.75 then more than doubled the mean latency);
+	// at ρ = 0.6 the mean moves a third as much for the same extra hold.
+	agree(t, "M/M/4 cores at ρ = 0.6", caseMMcAt(48), Options{}, "goodput", "latency mean", "tier svc executing", "timeout rate")
 }
 
 // connLimit checks that the connections established to tier i, as the
