@@ -143,6 +143,15 @@
 //     demand). Load from other processes makes a run stray further (one
 //     run in four beyond the tolerances at a load average of 3).
 //
+// The package's tests therefore judge time only on runs a stall probe saw
+// undisturbed: each real run measures its own stalls (sleeps that woke
+// late, the share of the run spent stalled) and widens its tolerances by
+// the stalled share; a run disturbed beyond that is run again, up to a few
+// times, and when every run was disturbed the test logs INCONCLUSIVE and
+// judges only what load cannot change — limits never exceeded, every
+// request accounted for, the order of events (clock_test.go,
+// crosscheck_test.go). A run that was not disturbed and misses, fails.
+//
 // At the default scale (10 ms per smallest demand) every test case agreed
 // with the simulator within DefaultTolerances, except, as expected, the
 // FCFS percentiles and the p99 of a constant-latency path; at half of it
