@@ -35,7 +35,7 @@ var layers = map[string][]string{
 	"analysis":          {"format", "model", "runner", "results", "sim", "report", "plots"},
 	"dotnetconfig":      {"format", "model", "results", "sim"},
 	"calibrate":         {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
-	"bench":             {"format", "model", "sim", "topologies", "results", "runner"},
+	"bench":             {"format", "model", "sim", "topologies", "results", "runner", "report"},
 	"experiments":       {},
 	"":                  {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
 	"cmd/tsim":          nil, // the command may import anything

@@ -27,6 +27,17 @@ type Result struct {
 	// 10 s; pipeline: N/X − Z = 6.5 s); of the first scenario when a
 	// model has several.
 	MeanResponseS float64
+
+	// The whole runs (run:NAME, RunWhole) also write the output files.
+	// OutputS is the wall-clock seconds of writing them (summary.json, the
+	// CSV files and the pictures, as `tsim run` writes them, after the
+	// simulation); OutputFiles and OutputBytes are how many and how large.
+	// SimCPUS and OutputCPUS are the process's CPU seconds (user and
+	// system, every core) while simulating and while writing; zero where
+	// the system does not tell. The rest leave all of them zero.
+	OutputS, SimCPUS, OutputCPUS float64
+	OutputFiles                  int
+	OutputBytes                  int64
 }
 
 // RequestsPerS returns requests per wall-clock second of simulation.
@@ -52,6 +63,8 @@ var models = []struct {
 	{"crack-throttling", func() (Result, error) {
 		return RunExperiment("crack-throttling", []byte("topology = \"crack-throttling\"\n"), nil)
 	}},
+	{"run:pipeline", func() (Result, error) { return runWhole(wholeRuns[0].name, wholeRuns[0].text) }},
+	{"run:crack-throttling", func() (Result, error) { return runWhole(wholeRuns[1].name, wholeRuns[1].text) }},
 }
 
 // Models returns the names of the benchmark models.

@@ -13,7 +13,7 @@ import (
 )
 
 func TestModels(t *testing.T) {
-	if got := Models(); !slices.Equal(got, []string{"mm1", "pipeline", "pipeline-10h", "crack-throttling"}) {
+	if got := Models(); !slices.Equal(got, []string{"mm1", "pipeline", "pipeline-10h", "crack-throttling", "run:pipeline", "run:crack-throttling"}) {
 		t.Fatalf("Models() = %v", got)
 	}
 	if _, err := Run("nope"); err == nil {

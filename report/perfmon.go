@@ -62,54 +62,54 @@ func (c PerfmonCounter) String() string {
 type PerfmonColumn struct {
 	Path   PerfmonCounter
 	Column string // the timeseries.csv column with the same values
-	get    func(results.TierSample) float64
+	get    func(*results.TierSample) float64
 }
 
 // perfmonDef is a counter of an object kind.
 type perfmonDef struct {
 	counter, column string
-	get             func(results.TierSample) float64
+	get             func(*results.TierSample) float64
 }
 
 // The counters of each object, in file order, with the timeseries.csv
 // column each equals (TimeseriesCSV writes these names).
 var (
 	processorCounters = []perfmonDef{
-		{"% Processor Time", "cpu_percent", func(s results.TierSample) float64 { return s.CPU }},
+		{"% Processor Time", "cpu_percent", func(s *results.TierSample) float64 { return s.CPU }},
 	}
 	aspnetCounters = []perfmonDef{ // the ASP.NET object (the process's, no instance)
-		{"Requests Current", "requests_current", func(s results.TierSample) float64 { return s.Current }},
-		{"Requests Queued", "requests_queued", func(s results.TierSample) float64 { return s.Queued }},
-		{"Requests Rejected", "requests_rejected", func(s results.TierSample) float64 { return s.RequestsRejected }},
-		{"Request Execution Time", "request_execution_time_ms", func(s results.TierSample) float64 { return s.ExecTimeMS }},
-		{"Request Wait Time", "request_wait_time_ms", func(s results.TierSample) float64 { return s.WaitTimeMS }},
+		{"Requests Current", "requests_current", func(s *results.TierSample) float64 { return s.Current }},
+		{"Requests Queued", "requests_queued", func(s *results.TierSample) float64 { return s.Queued }},
+		{"Requests Rejected", "requests_rejected", func(s *results.TierSample) float64 { return s.RequestsRejected }},
+		{"Request Execution Time", "request_execution_time_ms", func(s *results.TierSample) float64 { return s.ExecTimeMS }},
+		{"Request Wait Time", "request_wait_time_ms", func(s *results.TierSample) float64 { return s.WaitTimeMS }},
 	}
 	aspnetAppCounters = []perfmonDef{ // ASP.NET Apps(__Total__)
-		{"Pipeline Instance Count", "pipeline_instance_count", func(s results.TierSample) float64 { return s.Pipelines }},
-		{"Requests Executing", "requests_executing", func(s results.TierSample) float64 { return s.Executing }},
-		{"Requests In Application Queue", "requests_in_application_queue", func(s results.TierSample) float64 { return s.AppQueued }},
-		{"Requests/Sec", "requests_per_s", func(s results.TierSample) float64 { return s.RequestsPerS }},
+		{"Pipeline Instance Count", "pipeline_instance_count", func(s *results.TierSample) float64 { return s.Pipelines }},
+		{"Requests Executing", "requests_executing", func(s *results.TierSample) float64 { return s.Executing }},
+		{"Requests In Application Queue", "requests_in_application_queue", func(s *results.TierSample) float64 { return s.AppQueued }},
+		{"Requests/Sec", "requests_per_s", func(s *results.TierSample) float64 { return s.RequestsPerS }},
 	}
 	wcfCounters = []perfmonDef{ // ServiceModelService(service@address)
-		{"Calls", "calls", func(s results.TierSample) float64 { return s.Calls }},
-		{"Calls Duration", "calls_duration_s", func(s results.TierSample) float64 { return s.CallDuration }},
-		{"Calls Outstanding", "calls_outstanding", func(s results.TierSample) float64 { return s.Outstanding }},
-		{"Calls Per Second", "calls_per_s", func(s results.TierSample) float64 { return s.CallsPerS }},
-		{"Instances", "instances", func(s results.TierSample) float64 { return s.Instances }},
+		{"Calls", "calls", func(s *results.TierSample) float64 { return s.Calls }},
+		{"Calls Duration", "calls_duration_s", func(s *results.TierSample) float64 { return s.CallDuration }},
+		{"Calls Outstanding", "calls_outstanding", func(s *results.TierSample) float64 { return s.Outstanding }},
+		{"Calls Per Second", "calls_per_s", func(s *results.TierSample) float64 { return s.CallsPerS }},
+		{"Instances", "instances", func(s *results.TierSample) float64 { return s.Instances }},
 	}
 	clrThreadCounters = []perfmonDef{ // .NET CLR LocksAndThreads(process)
-		{"# of current physical Threads", "threads", func(s results.TierSample) float64 { return s.Threads }},
+		{"# of current physical Threads", "threads", func(s *results.TierSample) float64 { return s.Threads }},
 	}
 	poolCounters = []perfmonDef{ // tsim Thread Pool(process): no PerfMon counter has these
-		{"I/O Threads", "io_threads", func(s results.TierSample) float64 { return s.IOThreads }},
-		{"I/O Threads Busy", "io_threads_busy", func(s results.TierSample) float64 { return s.IOBusy }},
-		{"Work Items Queued", "thread_queue", func(s results.TierSample) float64 { return s.ThreadQueue }},
-		{"Worker Threads", "worker_threads", func(s results.TierSample) float64 { return s.Workers }},
-		{"Worker Threads Busy", "worker_threads_busy", func(s results.TierSample) float64 { return s.WorkerBusy }},
+		{"I/O Threads", "io_threads", func(s *results.TierSample) float64 { return s.IOThreads }},
+		{"I/O Threads Busy", "io_threads_busy", func(s *results.TierSample) float64 { return s.IOBusy }},
+		{"Work Items Queued", "thread_queue", func(s *results.TierSample) float64 { return s.ThreadQueue }},
+		{"Worker Threads", "worker_threads", func(s *results.TierSample) float64 { return s.Workers }},
+		{"Worker Threads Busy", "worker_threads_busy", func(s *results.TierSample) float64 { return s.WorkerBusy }},
 	}
 	connCounters = []perfmonDef{ // tsim Connections(_Total_): the tier's outbound connection pools
-		{"Connections In Use", "connections_in_use", func(s results.TierSample) float64 { return s.ConnsInUse }},
-		{"Requests Waiting For A Connection", "connections_waiting", func(s results.TierSample) float64 { return s.ConnsWaiting }},
+		{"Connections In Use", "connections_in_use", func(s *results.TierSample) float64 { return s.ConnsInUse }},
+		{"Requests Waiting For A Connection", "connections_waiting", func(s *results.TierSample) float64 { return s.ConnsWaiting }},
 	}
 )
 
@@ -236,20 +236,27 @@ func PerfmonCSV(r *results.Experiment) ([]byte, error) {
 	sort.Float64s(ts)
 	var b bytes.Buffer
 	writeQuoted(&b, append([]string{perfmonHeader}, header...))
-	row := make([]string, 0, 1+len(header))
+	// The rows are appended in place, as writeQuoted writes them: neither
+	// a time nor a number holds a quote.
+	row := make([]byte, 0, 64+16*len(header))
 	for _, t := range ts {
-		row = append(row[:0], PerfmonEpoch.Add(time.Duration(math.Round(t*1000))*time.Millisecond).Format(perfmonTime))
+		row = append(row[:0], '"')
+		row = PerfmonEpoch.Add(time.Duration(math.Round(t*1000))*time.Millisecond).AppendFormat(row, perfmonTime)
+		row = append(row, '"')
 		for _, s := range srcs {
 			i, ok := s.idx[t]
 			for _, c := range s.cols {
 				if !ok || s.tier >= len(s.run.Series[i].Tiers) {
-					row = append(row, " ")
+					row = append(row, `," "`...)
 					continue
 				}
-				row = append(row, csvFloat(c.get(s.run.Series[i].Tiers[s.tier])))
+				row = append(row, ',', '"')
+				row = appendCSVFloat(row, c.get(&s.run.Series[i].Tiers[s.tier]))
+				row = append(row, '"')
 			}
 		}
-		writeQuoted(&b, row)
+		row = append(row, '\r', '\n')
+		b.Write(row)
 	}
 	return b.Bytes(), nil
 }

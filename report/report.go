@@ -144,7 +144,17 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 
 // csvFloat formats a float for the CSV files: six significant digits, the
 // same bytes on every run.
-func csvFloat(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+func csvFloat(x float64) string { return string(appendCSVFloat(nil, x)) }
+
+// appendCSVFloat appends x as csvFloat formats it. Most counter values are
+// small whole numbers, which six significant digits print as integers:
+// those take the fast way.
+func appendCSVFloat(b []byte, x float64) []byte {
+	if x == math.Trunc(x) && math.Abs(x) < 1e6 && (x != 0 || !math.Signbit(x)) {
+		return strconv.AppendInt(b, int64(x), 10)
+	}
+	return strconv.AppendFloat(b, x, 'g', 6, 64)
+}
 
 func csvInt(x int64) string { return strconv.FormatInt(x, 10) }
 
@@ -215,50 +225,52 @@ func SummaryCSV(r *results.Experiment) ([]byte, error) {
 // (PerfmonColumn.Column). docs/counters.md defines them.
 var timeseriesColumns = []struct {
 	name string
-	get  func(results.TierSample) float64
+	get  func(*results.TierSample) float64
 }{
-	{"requests_executing", func(s results.TierSample) float64 { return s.Executing }},
-	{"requests_queued", func(s results.TierSample) float64 { return s.Queued }},
-	{"calls_outstanding", func(s results.TierSample) float64 { return s.Outstanding }},
-	{"threads_busy", func(s results.TierSample) float64 { return s.ThreadsBusy }},
-	{"threads", func(s results.TierSample) float64 { return s.Threads }},
-	{"thread_queue", func(s results.TierSample) float64 { return s.ThreadQueue }},
-	{"connections_in_use", func(s results.TierSample) float64 { return s.ConnsInUse }},
-	{"connections_waiting", func(s results.TierSample) float64 { return s.ConnsWaiting }},
-	{"cpu_percent", func(s results.TierSample) float64 { return s.CPU }},
-	{"memory_mb", func(s results.TierSample) float64 { return s.MemoryMB }},
-	{"requests_current", func(s results.TierSample) float64 { return s.Current }},
-	{"requests_in_application_queue", func(s results.TierSample) float64 { return s.AppQueued }},
-	{"pipeline_instance_count", func(s results.TierSample) float64 { return s.Pipelines }},
-	{"instances", func(s results.TierSample) float64 { return s.Instances }},
-	{"worker_threads_busy", func(s results.TierSample) float64 { return s.WorkerBusy }},
-	{"worker_threads", func(s results.TierSample) float64 { return s.Workers }},
-	{"io_threads_busy", func(s results.TierSample) float64 { return s.IOBusy }},
-	{"io_threads", func(s results.TierSample) float64 { return s.IOThreads }},
-	{"requests_per_s", func(s results.TierSample) float64 { return s.RequestsPerS }},
-	{"calls_per_s", func(s results.TierSample) float64 { return s.CallsPerS }},
-	{"request_execution_time_ms", func(s results.TierSample) float64 { return s.ExecTimeMS }},
-	{"request_execution_time_max_ms", func(s results.TierSample) float64 { return s.ExecTimeMaxMS }},
-	{"request_wait_time_ms", func(s results.TierSample) float64 { return s.WaitTimeMS }},
-	{"request_wait_time_max_ms", func(s results.TierSample) float64 { return s.WaitTimeMaxMS }},
-	{"calls_duration_s", func(s results.TierSample) float64 { return s.CallDuration }},
-	{"calls_duration_max_s", func(s results.TierSample) float64 { return s.CallDurationMax }},
-	{"calls", func(s results.TierSample) float64 { return s.Calls }},
-	{"requests_rejected", func(s results.TierSample) float64 { return s.RequestsRejected }},
+	{"requests_executing", func(s *results.TierSample) float64 { return s.Executing }},
+	{"requests_queued", func(s *results.TierSample) float64 { return s.Queued }},
+	{"calls_outstanding", func(s *results.TierSample) float64 { return s.Outstanding }},
+	{"threads_busy", func(s *results.TierSample) float64 { return s.ThreadsBusy }},
+	{"threads", func(s *results.TierSample) float64 { return s.Threads }},
+	{"thread_queue", func(s *results.TierSample) float64 { return s.ThreadQueue }},
+	{"connections_in_use", func(s *results.TierSample) float64 { return s.ConnsInUse }},
+	{"connections_waiting", func(s *results.TierSample) float64 { return s.ConnsWaiting }},
+	{"cpu_percent", func(s *results.TierSample) float64 { return s.CPU }},
+	{"memory_mb", func(s *results.TierSample) float64 { return s.MemoryMB }},
+	{"requests_current", func(s *results.TierSample) float64 { return s.Current }},
+	{"requests_in_application_queue", func(s *results.TierSample) float64 { return s.AppQueued }},
+	{"pipeline_instance_count", func(s *results.TierSample) float64 { return s.Pipelines }},
+	{"instances", func(s *results.TierSample) float64 { return s.Instances }},
+	{"worker_threads_busy", func(s *results.TierSample) float64 { return s.WorkerBusy }},
+	{"worker_threads", func(s *results.TierSample) float64 { return s.Workers }},
+	{"io_threads_busy", func(s *results.TierSample) float64 { return s.IOBusy }},
+	{"io_threads", func(s *results.TierSample) float64 { return s.IOThreads }},
+	{"requests_per_s", func(s *results.TierSample) float64 { return s.RequestsPerS }},
+	{"calls_per_s", func(s *results.TierSample) float64 { return s.CallsPerS }},
+	{"request_execution_time_ms", func(s *results.TierSample) float64 { return s.ExecTimeMS }},
+	{"request_execution_time_max_ms", func(s *results.TierSample) float64 { return s.ExecTimeMaxMS }},
+	{"request_wait_time_ms", func(s *results.TierSample) float64 { return s.WaitTimeMS }},
+	{"request_wait_time_max_ms", func(s *results.TierSample) float64 { return s.WaitTimeMaxMS }},
+	{"calls_duration_s", func(s *results.TierSample) float64 { return s.CallDuration }},
+	{"calls_duration_max_s", func(s *results.TierSample) float64 { return s.CallDurationMax }},
+	{"calls", func(s *results.TierSample) float64 { return s.Calls }},
+	{"requests_rejected", func(s *results.TierSample) float64 { return s.RequestsRejected }},
 }
 
 // TimeseriesCSV renders timeseries.csv: each variant's counters per tier
 // at every sampling instant of its first replication. Sweeps have none.
+// It writes the bytes encoding/csv would (csvField quotes a name as it
+// does; a number never needs quotes), appending each value in place: a
+// long run has a row per tier and sample, and the file is a large part of
+// a run's output.
 func TimeseriesCSV(r *results.Experiment) ([]byte, error) {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	head := []string{"variant", "t_s", "tier"}
+	var b []byte
+	b = append(b, "variant,t_s,tier"...)
 	for _, c := range timeseriesColumns {
-		head = append(head, c.name)
+		b = append(b, ',')
+		b = csvField(b, c.name)
 	}
-	if err := w.Write(head); err != nil {
-		return nil, err
-	}
+	b = append(b, '\n')
 	for _, sc := range r.Done() {
 		if sc.First == nil {
 			continue
@@ -268,28 +280,44 @@ func TimeseriesCSV(r *results.Experiment) ([]byte, error) {
 			// The farms' machines after the tiers and farms.
 			names = append(append([]string(nil), names...), sc.First.ReplicaNames...)
 		}
+		variant := csvField(nil, sc.Variant)
+		quoted := make([][]byte, len(names))
+		for i, n := range names {
+			quoted[i] = csvField(nil, n)
+		}
 		for _, s := range sc.First.Series {
 			tiers := s.Tiers
 			if r.PerReplica && len(s.Replicas) > 0 {
 				tiers = append(append([]results.TierSample(nil), tiers...), s.Replicas...)
 			}
-			for i, t := range tiers {
-				name := ""
-				if i < len(names) {
-					name = names[i]
+			for i := range tiers {
+				b = append(b, variant...)
+				b = append(b, ',')
+				b = appendCSVFloat(b, s.T)
+				b = append(b, ',')
+				if i < len(quoted) {
+					b = append(b, quoted[i]...)
 				}
-				row := []string{sc.Variant, csvFloat(s.T), name}
 				for _, c := range timeseriesColumns {
-					row = append(row, csvFloat(c.get(t)))
+					b = append(b, ',')
+					b = appendCSVFloat(b, c.get(&tiers[i]))
 				}
-				if err := w.Write(row); err != nil {
-					return nil, err
-				}
+				b = append(b, '\n')
 			}
 		}
 	}
+	return b, nil
+}
+
+// csvField appends s as encoding/csv writes a field (with its default
+// comma and line ending).
+func csvField(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{s}) // a bytes.Buffer does not fail
 	w.Flush()
-	return b.Bytes(), w.Error()
+	out := buf.Bytes()
+	return append(b, out[:len(out)-1]...) // without the line ending
 }
 
 // WriteFigure renders fig and writes it atomically as dir/name, creating
