@@ -75,9 +75,10 @@ func (f *Figure) Pixels() (w, h int) {
 func (f *Figure) WritePNG(w io.Writer) error {
 	img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	f.draw(drawHeader(pad(draw.New(img), 8), f.heading(), f.subtitle))
-	// Fastest compression: it takes half the time of the default for
-	// files a few per cent larger.
-	return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img.Image())
+	if m, ok := img.Image().(*image.RGBA); ok {
+		return encodePNG(w, m)
+	}
+	return png.Encode(w, img.Image())
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision
