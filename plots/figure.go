@@ -130,6 +130,9 @@ func checkFinite(what string, xs ...float64) error {
 // newPlot returns a plot with tsim's fonts and a light grid.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
+	// Every picture is drawn on white: a plot that filled its area white
+	// again would cost a fill of every panel's pixels and show nothing.
+	p.BackgroundColor = nil
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = 11
 	p.Title.Padding = px(4)
