@@ -29,6 +29,11 @@ type benchRow struct {
 	LoadS        float64 `json:"load_s"` // loading the model
 	RequestsPerS float64 `json:"requests_per_s"`
 	EventsPerS   float64 `json:"events_per_s"`
+	// The whole runs (run:NAME) only: writing the output files, wall and
+	// CPU seconds, and the simulation's CPU seconds.
+	OutputS    float64 `json:"output_s,omitempty"`
+	SimCPUS    float64 `json:"sim_cpu_s,omitempty"`
+	OutputCPUS float64 `json:"output_cpu_s,omitempty"`
 }
 
 func runBench(ctx context.Context, c *command, e *env, args []string) int {
@@ -81,8 +86,15 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 		e.stdout.Write(append(b, '\n'))
 		return exitOK
 	}
-	t := report.NewTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s", "load s")
+	t := report.NewTable(e.stdout, 1, "model", "requests", "events", "wall s", "requests/s", "events/s", "load s", "output s", "output / sim CPU")
 	for _, r := range rows {
+		out, ratio := "–", "–"
+		if r.OutputS > 0 {
+			out = strconv.FormatFloat(r.OutputS, 'f', 3, 64)
+		}
+		if r.SimCPUS > 0 && r.OutputCPUS > 0 {
+			ratio = strconv.FormatFloat(r.OutputCPUS/r.SimCPUS, 'f', 2, 64)
+		}
 		t.Append([]string{
 			r.Model,
 			strconv.FormatUint(r.Requests, 10),
@@ -91,6 +103,7 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 			strconv.FormatFloat(r.RequestsPerS, 'f', 0, 64),
 			strconv.FormatFloat(r.EventsPerS, 'f', 0, 64),
 			strconv.FormatFloat(r.LoadS, 'f', 3, 64),
+			out, ratio,
 		})
 	}
 	if err := t.Render(); err != nil {
@@ -109,7 +122,8 @@ func medianRow(model string, rs []bench.Result) benchRow {
 	if len(rs)%2 == 0 {
 		wall = (wall + rs[len(rs)/2].WallS) / 2
 	}
-	row := benchRow{Model: model, Requests: m.Requests, Events: m.Events, WallS: wall, LoadS: m.LoadS}
+	row := benchRow{Model: model, Requests: m.Requests, Events: m.Events, WallS: wall, LoadS: m.LoadS,
+		OutputS: m.OutputS, SimCPUS: m.SimCPUS, OutputCPUS: m.OutputCPUS}
 	if wall > 0 {
 		row.RequestsPerS = float64(m.Requests) / wall
 		row.EventsPerS = float64(m.Events) / wall
