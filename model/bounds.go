@@ -300,7 +300,7 @@ func Analyse(top *Topology) Analysis {
 func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
 	d := connHold(top, c, client, visit)
 	if c.Proxy.Kind == ProxyPerCall {
-		d += c.Proxy.CreateCost.Mean() + c.Binding.SessionCPU +
+		d += c.Proxy.CreateCost.Mean() + time.Duration(c.Proxy.MissShare()*float64(c.Proxy.FactoryCost.Mean())) + c.Binding.SessionCPU +
 			time.Duration(2*c.Binding.SessionRoundTrips)*c.Network.Latency
 	}
 	return d

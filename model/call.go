@@ -38,6 +38,14 @@ type callStat struct {
 	lvInUse, lvWaiting                         level
 	wait                                       *sim.Histogram
 	calls, timedOut, rejected, failed, retries int64
+	// The proxies' ChannelFactories (factorycache.go): factories is the
+	// process's cache for this target, shared with its other call sites;
+	// own the application's factories (ConstructChannelFactory); epNext and
+	// epRnd pick an endpoint per call.
+	factories, own                   *FactoryCache
+	epNext                           int
+	epRnd                            *sim.Stream
+	proxies, factHits, built, purged int64
 }
 
 // cost returns the CPU one side spends on a message of kb kilobytes.
@@ -108,6 +116,7 @@ func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
 		}
 	}
 	cs.proxy = &proxyState{cs: cs, opening: spec.Proxy.Kind == ProxySharedNoOpen}
+	cs.factories, cs.own = r.factoryCache(name, spec)
 	if spec.Proxy.Kind == ProxySharedNoOpen {
 		cs.proxy.mutex = newSlots(r.e, 1)
 	}
@@ -124,6 +133,9 @@ func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
 		cs.hasBackoff = true
 	}
 	cs.jitter = r.e.Stream(path + "/jitter")
+	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == PickRandom {
+		cs.epRnd = r.e.Stream(path + "/endpoint")
+	}
 	if spec.Timeout > 0 {
 		cs.deadlines = r.e.NewLane(spec.Timeout, sim.ClassTimeout)
 	}
@@ -175,6 +187,7 @@ func (cs *callStat) resetStats(now sim.Time) {
 	cs.lvWaiting.Reset(now)
 	cs.wait.Reset()
 	cs.calls, cs.timedOut, cs.rejected, cs.failed, cs.retries = 0, 0, 0, 0, 0
+	cs.proxies, cs.factHits, cs.built, cs.purged = 0, 0, 0, 0
 }
 
 func (cs *callStat) result(now sim.Time) results.Call {
@@ -185,6 +198,70 @@ func (cs *callStat) result(now sim.Time) results.Call {
 		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(now),
 		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
 		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
+		Proxies: cs.proxies, FactoryHits: cs.factHits, FactoriesBuilt: cs.built, FactoriesPurged: cs.purged,
+	}
+}
+
+// factoryCacheOf is one caller process's ChannelFactory cache for one
+// target (ClientBase<TChannel>'s static cache: one per contract), and the
+// factories the application holds itself for it.
+type factoryCacheOf struct {
+	from       string
+	target     int
+	cache, own *FactoryCache
+}
+
+// factoryCache returns the caches the call sites of from to spec's target
+// share.
+func (r *runner) factoryCache(from string, spec *Call) (cache, own *FactoryCache) {
+	for _, f := range r.factoryCaches {
+		if f.from == from && f.target == spec.Target {
+			return f.cache, f.own
+		}
+	}
+	f := factoryCacheOf{from, spec.Target, NewFactoryCache(spec.Proxy.FactoryCache), NewFactoryCache(-1)}
+	r.factoryCaches = append(r.factoryCaches, f)
+	return f.cache, f.own
+}
+
+// pickEndpoint is the endpoint a call addresses.
+func (cs *callStat) pickEndpoint() int {
+	n := cs.spec.Proxy.Endpoints
+	switch {
+	case n <= 1:
+		return 0
+	case cs.epRnd != nil:
+		return cs.epRnd.IntN(n)
+	}
+	e := cs.epNext
+	cs.epNext = (e + 1) % n
+	return e
+}
+
+// buildProxy decides what constructing a new proxy for endpoint ep costs
+// (DecideProxyBuild) and counts it.
+func (cs *callStat) buildProxy(ep int) ProxyBuild {
+	b := DecideProxyBuild(&cs.spec.Proxy, cs.factories, cs.own, FactoryKey{Host: cs.host, Endpoint: ep})
+	if cs.r.measuring {
+		cs.proxies++
+		if b.Hit {
+			cs.factHits++
+		}
+		if b.Factory {
+			cs.built++
+		}
+	}
+	return b
+}
+
+// addFactory puts a built proxy's factory into its cache.
+func (cs *callStat) addFactory(b ProxyBuild, ep int) {
+	c := cs.factories
+	if b.AppFactory {
+		c = cs.own
+	}
+	if c.Add(FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring {
+		cs.purged++
 	}
 }
 
@@ -282,6 +359,9 @@ type call struct {
 	server    *job
 	handshake time.Duration
 	newProxy  bool // this attempt created its proxy
+	ep        int  // the endpoint addressed (Proxy.Endpoints)
+	build     ProxyBuild
+	addFact   bool // the new proxy's factory goes into a cache once built
 	phaseAt   sim.Time
 
 	// Farms (farmrt.go): base is the call site's statistics (cs is a
@@ -372,6 +452,7 @@ func (c *call) begin() {
 	if c.r.measuring {
 		c.cs.calls++
 	}
+	c.ep = c.cs.pickEndpoint()
 	c.attemptStart()
 }
 
@@ -540,14 +621,22 @@ func (c *call) advance() {
 			if c.proxy.fresh {
 				c.proxy.fresh = false
 				c.newProxy = true
+				c.build = c.cs.buildProxy(c.ep)
+				c.addFact = c.build.Add
 				b := &c.spec.Binding
 				c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
-				if cost := c.spec.Proxy.CreateCost.Mean() + b.SessionCPU; c.clientCPU && cost > 0 {
+				if cost := c.build.Cost(&c.spec.Proxy) + b.SessionCPU; c.clientCPU && cost > 0 {
 					c.callerCPU(cost)
 					return
 				}
 			}
 		case cpHandshake:
+			if c.addFact {
+				// The channel is built: "the ChannelFactory object ... is
+				// added to the cache if it's not grabbed from the cache".
+				c.addFact = false
+				c.cs.addFactory(c.build, c.ep)
+			}
 			if c.handshake > 0 {
 				c.phaseAt = c.r.e.Now()
 				c.timer = c.r.e.Schedule(c.handshake, sim.ClassCompletion, c, ckTimer, nil)

@@ -159,6 +159,8 @@ type runner struct {
 	series  []results.Sample
 	calls   []*callStat
 	callOf  map[*Call]*callStat   // call sites by spec, once there are many (callStat)
+	// factoryCaches are the callers' ChannelFactory caches (call.go).
+	factoryCaches []factoryCacheOf
 	bd      results.BreakdownSums // breakdown sums over measured completed roots
 	bdCount int64
 

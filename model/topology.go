@@ -268,9 +268,27 @@ func (p ProxyKind) String() string { return proxyNames[p] }
 
 // Proxy is a caller's client proxy strategy for one call.
 type Proxy struct {
-	Kind       ProxyKind
-	PoolSize   int
-	CreateCost sim.Dist // caller CPU to build a proxy (ChannelFactory not cached), per proxy
+	Kind     ProxyKind
+	PoolSize int
+	// CreateCost is the caller CPU to build a proxy (its channel) when a
+	// ChannelFactory is at hand; FactoryCost is the CPU to build (and in
+	// the end dispose) a ChannelFactory, which a new proxy adds when its
+	// factory is not cached (factorycache.go). Each new proxy pays the
+	// mean.
+	CreateCost  sim.Dist
+	FactoryCost sim.Dist
+	// Construction is how each proxy is constructed; CacheMode is
+	// ClientBase<T>.CacheSetting.
+	Construction Construction
+	CacheMode    FactoryCacheMode
+	// FactoryCache is the size of the process's ChannelFactory cache
+	// (FactoryCacheSize from .NET 3.0 SP1 / 3.5; 0: none, .NET 3.0). The
+	// call sites of one caller to one target share it and must agree.
+	FactoryCache int
+	// Endpoints is how many endpoint addresses of the target the calls
+	// spread over, picked by Pick (0 or 1: one); each is its own cache key.
+	Endpoints int
+	Pick      EndpointPick
 }
 
 // Conn is the client-side connection limit for one (caller, target) pair.

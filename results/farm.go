@@ -194,6 +194,10 @@ func FoldCalls(calls []Call) (folded, machines []Call) {
 			out.Rejected += c.Rejected
 			out.Failed += c.Failed
 			out.Retries += c.Retries
+			out.Proxies += c.Proxies
+			out.FactoryHits += c.FactoryHits
+			out.FactoriesBuilt += c.FactoriesBuilt
+			out.FactoriesPurged += c.FactoriesPurged
 		}
 		if unlimited {
 			out.Limit = 0

@@ -166,6 +166,13 @@ type Call struct {
 	Rejected    int64   `json:"rejected"`
 	Failed      int64   `json:"failed"`
 	Retries     int64   `json:"retries"`
+	// The WCF client proxies the calls constructed, and their
+	// ChannelFactories: found in ClientBase<T>'s cache or the
+	// application's, built, and purged from the cache by a newer one.
+	Proxies         int64 `json:"proxies_created,omitempty"`
+	FactoryHits     int64 `json:"factory_cache_hits,omitempty"`
+	FactoriesBuilt  int64 `json:"factories_built,omitempty"`
+	FactoriesPurged int64 `json:"factories_purged,omitempty"`
 }
 
 // TierSample is one tier's counters at one sampling instant, as PerfMon

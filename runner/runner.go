@@ -657,6 +657,10 @@ func aggregateCallsOf(runs []*results.Run, calls func(*results.Run) []results.Ca
 			s.Rejected += c.Rejected
 			s.Failed += c.Failed
 			s.Retries += c.Retries
+			s.Proxies += c.Proxies
+			s.FactoryHits += c.FactoryHits
+			s.FactoriesBuilt += c.FactoriesBuilt
+			s.FactoriesPurged += c.FactoriesPurged
 		}
 	}
 	order := map[string]int{"load": -1}
