@@ -187,6 +187,82 @@ type callStat struct {
 	wait *sim.Histogram // connection waits, simulated time
 
 	calls, timedOut, rejected, failed, retries atomic.Int64
+
+	// The proxies' ChannelFactories (model factorycache.go): fc is shared
+	// with the caller's other sites to the same target; epNext, epRnd pick
+	// an endpoint per call.
+	fc                               *factoryCaches
+	epMu                             sync.Mutex
+	epNext                           int
+	epRnd                            *sim.Stream
+	proxies, factHits, built, purged atomic.Int64
+}
+
+// factoryCaches are one caller's ChannelFactory caches for one target
+// (model call.go factoryCacheOf).
+type factoryCaches struct {
+	from       string
+	target     int
+	mu         sync.Mutex
+	cache, own *model.FactoryCache
+}
+
+func (rt *runner) factoryCaches(from string, spec *model.Call) *factoryCaches {
+	for _, f := range rt.factories {
+		if f.from == from && f.target == spec.Target {
+			return f
+		}
+	}
+	f := &factoryCaches{from: from, target: spec.Target, cache: model.NewFactoryCache(spec.Proxy.FactoryCache), own: model.NewFactoryCache(-1)}
+	rt.factories = append(rt.factories, f)
+	return f
+}
+
+// pickEndpoint is the endpoint a call addresses (model callStat.pickEndpoint).
+func (cs *callStat) pickEndpoint() int {
+	n := cs.spec.Proxy.Endpoints
+	if n <= 1 {
+		return 0
+	}
+	cs.epMu.Lock()
+	defer cs.epMu.Unlock()
+	if cs.epRnd != nil {
+		return cs.epRnd.IntN(n)
+	}
+	e := cs.epNext
+	cs.epNext = (e + 1) % n
+	return e
+}
+
+// buildProxy decides what a new proxy for endpoint ep costs and counts it.
+func (cs *callStat) buildProxy(ep int) model.ProxyBuild {
+	cs.fc.mu.Lock()
+	b := model.DecideProxyBuild(&cs.spec.Proxy, cs.fc.cache, cs.fc.own, model.FactoryKey{Host: cs.host, Endpoint: ep})
+	cs.fc.mu.Unlock()
+	if cs.rt.measuring.Load() {
+		cs.proxies.Add(1)
+		if b.Hit {
+			cs.factHits.Add(1)
+		}
+		if b.Factory {
+			cs.built.Add(1)
+		}
+	}
+	return b
+}
+
+// addFactory puts a built proxy's factory into its cache.
+func (cs *callStat) addFactory(b model.ProxyBuild, ep int) {
+	cs.fc.mu.Lock()
+	c := cs.fc.cache
+	if b.AppFactory {
+		c = cs.fc.own
+	}
+	purged := c.Add(model.FactoryKey{Host: cs.host, Endpoint: ep})
+	cs.fc.mu.Unlock()
+	if purged && cs.rt.measuring.Load() {
+		cs.purged.Add(1)
+	}
 }
 
 func (cs *callStat) resetStats() {
@@ -198,6 +274,10 @@ func (cs *callStat) resetStats() {
 	cs.rejected.Store(0)
 	cs.failed.Store(0)
 	cs.retries.Store(0)
+	cs.proxies.Store(0)
+	cs.factHits.Store(0)
+	cs.built.Store(0)
+	cs.purged.Store(0)
 }
 
 func (cs *callStat) result(now time.Duration) results.Call {
@@ -213,6 +293,7 @@ func (cs *callStat) result(now time.Duration) results.Call {
 		WaitMean: wmean, WaitP99: wp99,
 		Calls: cs.calls.Load(), TimedOut: cs.timedOut.Load(), Rejected: cs.rejected.Load(),
 		Failed: cs.failed.Load(), Retries: cs.retries.Load(),
+		Proxies: cs.proxies.Load(), FactoryHits: cs.factHits.Load(), FactoriesBuilt: cs.built.Load(), FactoriesPurged: cs.purged.Load(),
 	}
 }
 
@@ -242,6 +323,7 @@ type attempt struct {
 	proxy    *proxyInst
 	holdProx bool
 	to       int // a direct call into a farm: the machine picked (farm.go)
+	ep       int // the endpoint addressed (Proxy.Endpoints)
 }
 
 func (cs *callStat) takeInst(a *attempt, u *user) {
@@ -349,6 +431,7 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 	if rt.measuring.Load() {
 		cs.calls.Add(1)
 	}
+	a.ep = cs.pickEndpoint()
 	for n := 1; ; n++ {
 		if n > 1 && direct(site.spec) {
 			cs, answered = site.pick(u, &a) // a retry goes to the next machine picked
@@ -468,10 +551,15 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	ps.mu.Unlock()
 	if fresh {
 		b := &spec.Binding
-		if cost := spec.Proxy.CreateCost.Mean() + b.SessionCPU; from != nil && cost > 0 {
+		build := cs.buildProxy(a.ep)
+		if cost := build.Cost(&spec.Proxy) + b.SessionCPU; from != nil && cost > 0 {
 			if from.useCPU(actx, cost, root) != nil {
 				return classify(nil)
 			}
+		}
+		if build.Add {
+			// The channel is built: its factory goes into the cache.
+			cs.addFactory(build, a.ep)
 		}
 		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 {
 			t0 := clk.now()

@@ -287,6 +287,8 @@ type runner struct {
 	calls  []*callStat // call sites in topology order: the load's first
 	callOf map[*model.Call]*callStat
 	pools  []*connPool
+	// factories are the callers' ChannelFactory caches (call.go).
+	factories []*factoryCaches
 	load   *loadRT
 	farms  []*farmRT // Topology.Farms (farm.go)
 
@@ -403,6 +405,10 @@ func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat
 		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
 	}
 	cs.jitter = rt.streams.Stream(path + "/jitter")
+	cs.fc = rt.factoryCaches(name, spec)
+	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
+		cs.epRnd = rt.streams.Stream(path + "/endpoint")
+	}
 	rt.calls = append(rt.calls, cs)
 	if from != nil {
 		from.out = append(from.out, cs)
