@@ -154,6 +154,18 @@ var badCases = []struct {
 	{"desc-multiline", strings.Replace(minimal, `duration = "5m"`, "description = \"\"\"\nline\nline\n\"\"\"\nduration = \"5 m\"", 1), []string{
 		"crack.toml:6: duration: bad duration \"5 m\": use Go duration syntax such as \"20s\", \"150ms\", \"2m\", \"1h30m\"",
 	}},
+	{"cache-setting-before-4.5", mut(`timeout = "20s"`, "timeout = \"20s\"\ncache_setting = \"always-on\""), []string{
+		`crack.toml:18: tier.web.step.2.cache_setting: ClientBase<T>.CacheSetting is a .NET 4.5 property; the caller's dotnet is "3.5" (allowed before 4.5: "default")`,
+	}},
+	{"endpoints-shared-proxy", mut(`timeout = "20s"`, "timeout = \"20s\"\nendpoints = 40"), []string{
+		`crack.toml:18: tier.web.step.2.endpoints: more than one endpoint applies to proxy "per-call" (a new proxy for each call's endpoint), not "shared"`,
+	}},
+	{"endpoint-pick-one-endpoint", mut(`timeout = "20s"`, "timeout = \"20s\"\nendpoint_pick = \"round-robin\""), []string{
+		`crack.toml:18: tier.web.step.2.endpoint_pick: applies to a call with endpoints > 1; this one has 1`,
+	}},
+	{"proxy-construction", mut(`timeout = "20s"`, "timeout = \"20s\"\nproxy_construction = \"bindin\""), []string{
+		`crack.toml:18: tier.web.step.2.proxy_construction: unknown value "bindin" (allowed: "config", "binding", "touched", "channel-factory")`,
+	}},
 	{"inline-steps", `[load]
 users = 1
 [[tier]]

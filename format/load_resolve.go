@@ -73,6 +73,12 @@ var callDefaults = map[string]any{
 	"proxy":                  "shared",
 	"proxy_pool_size":        10, // no facts: ClientBase has no pool; 10 is a small pool
 	"proxy_create_cost":      "0s",
+	"factory_create_cost":    "0s", // no facts: Dong's post says only "very expensive"
+	"proxy_construction":     "config",
+	"factory_cache":          "auto",
+	"cache_setting":          "default",
+	"endpoints":              1,
+	"endpoint_pick":          "random",
 	"request_kb":             2.0,     // a small SOAP request
 	"reply_kb":               5.0,     // ~20 objects (the binding calibration point)
 	"network_latency":        "100us", // one way on a LAN
@@ -603,6 +609,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 		p.errorf(s.at, c.label+"proxy_pool_size", "applies to proxy \"pool-create\" or \"pool-wait\", not %q", call.Proxy.Kind)
 	}
 	call.Proxy.CreateCost = c.dist(scopeStep, "proxy_create_cost")
+	p.resolveFactories(c, who, call)
 
 	call.Retry = model.Retry{
 		Attempts: c.int(scopeStep, "retry.attempts"),
@@ -839,4 +846,44 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	p.farmCall(lc, call, tf, target, callers, from)
 	l.Call = *call
 	return l, ag
+}
+
+// resolveFactories decides a call's ChannelFactory keys (model
+// factorycache.go): the cache by the caller's .NET version, how its
+// proxies are constructed, its endpoints.
+func (p *loader) resolveFactories(c *chain, who callerInfo, call *model.Call) {
+	pr := &call.Proxy
+	pr.FactoryCost = c.dist(scopeStep, "factory_create_cost")
+	pr.Construction = model.Construction(indexOf(model.ConstructionNames(), c.str(scopeStep, "proxy_construction")))
+	pr.CacheMode = model.FactoryCacheMode(indexOf(model.FactoryCacheModeNames(), c.str(scopeStep, "cache_setting")))
+	dotnet := ""
+	if !who.load {
+		tc := &chain{p: p, layers: []layer{{explicit: who.tierKeys}, {raw: who.tierPreset}, {raw: tierDefaults}}}
+		dotnet = tc.str(scopeTier, "dotnet")
+	}
+	switch c.str(scopeStep, "factory_cache") {
+	case "mru-32":
+		pr.FactoryCache = model.FactoryCacheSize
+	case "auto":
+		// Dong: the cache came "In .NET 3.0 SP1, which will be shipped
+		// together with .NET 3.5"; tsim's "3.0" is 3.0 before SP1. An
+		// unknown version is taken as 3.5 or later.
+		if dotnet == "" || dotnetAtLeast(dotnet, "3.5") {
+			pr.FactoryCache = model.FactoryCacheSize
+		}
+	}
+	if pr.CacheMode != model.CacheDefault && dotnet != "" && !dotnetAtLeast(dotnet, "4.5") {
+		c.errAt("cache_setting", "ClientBase<T>.CacheSetting is a .NET 4.5 property; the caller's dotnet is %q (allowed before 4.5: \"default\")", dotnet)
+	}
+	if pr.CacheMode != model.CacheDefault && pr.FactoryCache == 0 {
+		c.errAt("cache_setting", "%q needs a ChannelFactory cache; factory_cache resolves to none", pr.CacheMode)
+	}
+	pr.Endpoints = c.int(scopeStep, "endpoints")
+	pr.Pick = model.EndpointPick(indexOf(model.EndpointPickNames(), c.str(scopeStep, "endpoint_pick")))
+	if pr.Endpoints > 1 && pr.Kind != model.ProxyPerCall {
+		c.errAt("endpoints", "more than one endpoint applies to proxy \"per-call\" (a new proxy for each call's endpoint), not %q", pr.Kind)
+	}
+	if s, ok := c.layers[0].explicit[c.layers[0].prefix+"endpoint_pick"]; ok && pr.Endpoints <= 1 {
+		p.errorf(s.at, c.label+"endpoint_pick", "applies to a call with endpoints > 1; this one has %d", pr.Endpoints)
+	}
 }

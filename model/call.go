@@ -239,10 +239,11 @@ func (cs *callStat) pickEndpoint() int {
 }
 
 // buildProxy decides what constructing a new proxy for endpoint ep costs
-// (DecideProxyBuild) and counts it.
+// (DecideProxyBuild) and counts it, for a tier's calls (the load's proxies
+// are the load tool's).
 func (cs *callStat) buildProxy(ep int) ProxyBuild {
 	b := DecideProxyBuild(&cs.spec.Proxy, cs.factories, cs.own, FactoryKey{Host: cs.host, Endpoint: ep})
-	if cs.r.measuring {
+	if cs.r.measuring && cs.fromRT != nil {
 		cs.proxies++
 		if b.Hit {
 			cs.factHits++
@@ -260,7 +261,7 @@ func (cs *callStat) addFactory(b ProxyBuild, ep int) {
 	if b.AppFactory {
 		c = cs.own
 	}
-	if c.Add(FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring {
+	if c.Add(FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring && cs.fromRT != nil {
 		cs.purged++
 	}
 }

@@ -192,6 +192,7 @@ type callStat struct {
 	// with the caller's other sites to the same target; epNext, epRnd pick
 	// an endpoint per call.
 	fc                               *factoryCaches
+	tierCall                         bool // a tier's call, not the load's
 	epMu                             sync.Mutex
 	epNext                           int
 	epRnd                            *sim.Stream
@@ -234,12 +235,13 @@ func (cs *callStat) pickEndpoint() int {
 	return e
 }
 
-// buildProxy decides what a new proxy for endpoint ep costs and counts it.
+// buildProxy decides what a new proxy for endpoint ep costs and counts it,
+// for a tier's calls (model callStat.buildProxy).
 func (cs *callStat) buildProxy(ep int) model.ProxyBuild {
 	cs.fc.mu.Lock()
 	b := model.DecideProxyBuild(&cs.spec.Proxy, cs.fc.cache, cs.fc.own, model.FactoryKey{Host: cs.host, Endpoint: ep})
 	cs.fc.mu.Unlock()
-	if cs.rt.measuring.Load() {
+	if cs.rt.measuring.Load() && cs.tierCall {
 		cs.proxies.Add(1)
 		if b.Hit {
 			cs.factHits.Add(1)
@@ -260,7 +262,7 @@ func (cs *callStat) addFactory(b model.ProxyBuild, ep int) {
 	}
 	purged := c.Add(model.FactoryKey{Host: cs.host, Endpoint: ep})
 	cs.fc.mu.Unlock()
-	if purged && cs.rt.measuring.Load() {
+	if purged && cs.rt.measuring.Load() && cs.tierCall {
 		cs.purged.Add(1)
 	}
 }

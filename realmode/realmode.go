@@ -405,7 +405,7 @@ func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat
 		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
 	}
 	cs.jitter = rt.streams.Stream(path + "/jitter")
-	cs.fc = rt.factoryCaches(name, spec)
+	cs.fc, cs.tierCall = rt.factoryCaches(name, spec), from != nil
 	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
 		cs.epRnd = rt.streams.Stream(path + "/endpoint")
 	}

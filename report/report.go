@@ -932,6 +932,18 @@ func PrintCalls(w io.Writer, calls []results.Call) error {
 			fmt.Fprintln(w, n)
 		}
 	}
+	head := false
+	for _, c := range calls {
+		if c.Proxies == 0 {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w, "new proxies and their ChannelFactories (cache hits, factories built, purged from the cache):")
+			head = true
+		}
+		fmt.Fprintf(w, "  %s → %s: %d proxies, %d hits (%.0f %%), %d built, %d purged\n", c.From, c.To,
+			c.Proxies, c.FactoryHits, 100*float64(c.FactoryHits)/float64(c.Proxies), c.FactoriesBuilt, c.FactoriesPurged)
+	}
 	return nil
 }
 
