@@ -159,10 +159,11 @@ type runner struct {
 	series  []results.Sample
 	calls   []*callStat
 	callOf  map[*Call]*callStat   // call sites by spec, once there are many (callStat)
-	// factoryCaches are the callers' ChannelFactory caches (call.go).
-	factoryCaches []factoryCacheOf
 	bd      results.BreakdownSums // breakdown sums over measured completed roots
 	bdCount int64
+
+	// factoryCaches are the callers' ChannelFactory caches (call.go).
+	factoryCaches []factoryCacheOf
 
 	// Free lists: requests, calls and roots are recycled so that a long
 	// run allocates nothing per request once warm (see release points).

@@ -287,10 +287,11 @@ type runner struct {
 	calls  []*callStat // call sites in topology order: the load's first
 	callOf map[*model.Call]*callStat
 	pools  []*connPool
-	// factories are the callers' ChannelFactory caches (call.go).
-	factories []*factoryCaches
 	load   *loadRT
 	farms  []*farmRT // Topology.Farms (farm.go)
+
+	// factories are the callers' ChannelFactory caches (call.go).
+	factories []*factoryCaches
 
 	roots  sync.Map // id → *rootReq
 	jobs   sync.Map // id → *job
