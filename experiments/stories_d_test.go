@@ -150,26 +150,6 @@ func TestStorySyncModuleCPUBound(t *testing.T) {
 	notYet(t, "minWorkerThreads 2 or 3 for best throughput", "a cost that idle threads save once the CPU is full (context switches, thread creation under load)")
 }
 
-// Seed 000, "Performance Improvement for WCF Client Proxy Creation in .NET
-// 3.5": the ChannelFactory cache.
-func TestStoryChannelFactoryCache(t *testing.T) {
-	runs := runStory(t, "channelfactory-cache.toml", 0)
-	storyCClean(t, runs)
-	net30, hit := storyCRun(t, runs, "net30-per-call"), storyCRun(t, runs, "net35-cache-hit")
-	off, shared := storyCRun(t, runs, "net35-cache-disabled"), storyCRun(t, runs, "shared-opened")
-	if c := tierOf(t, net30, "client").CPUUtil; c < 0.99 {
-		t.Errorf(".NET 3.0: client CPU %.0f%%, want saturated building factories", 100*c)
-	}
-	if hit.GoodputPerS < 5*net30.GoodputPerS {
-		t.Errorf("cache hit: %.0f calls/s against .NET 3.0's %.0f; want much more", hit.GoodputPerS, net30.GoodputPerS)
-	}
-	if off.GoodputPerS != net30.GoodputPerS || !storyCWithin(shared.GoodputPerS, hit.GoodputPerS, 0.02) {
-		t.Errorf("cache disabled %.0f/s (want .NET 3.0's %.0f), shared %.0f/s (want the hit's %.0f)", off.GoodputPerS, net30.GoodputPerS, shared.GoodputPerS, hit.GoodputPerS)
-	}
-	notYet(t, "the cache itself: MRU of 32, keyed by endpoint, disabled by a Binding or by touching ChannelFactory/Endpoint/ClientCredentials",
-		"a per-process ChannelFactory cache in the client with those rules")
-}
-
 // facts §4/§5 and seeds 000/004: a burst of netTcp clients against the
 // session throttle and the listener.
 func TestStoryNetTcpListenerLimits(t *testing.T) {
