@@ -243,7 +243,7 @@ func (cs *callStat) pickEndpoint() int {
 // are the load tool's).
 func (cs *callStat) buildProxy(ep int) ProxyBuild {
 	b := DecideProxyBuild(&cs.spec.Proxy, cs.factories, cs.own, FactoryKey{Host: cs.host, Endpoint: ep})
-	if cs.r.measuring && cs.fromRT != nil {
+	if cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
 		cs.proxies++
 		if b.Hit {
 			cs.factHits++
@@ -261,7 +261,7 @@ func (cs *callStat) addFactory(b ProxyBuild, ep int) {
 	if b.AppFactory {
 		c = cs.own
 	}
-	if c.Add(FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring && cs.fromRT != nil {
+	if c.Add(FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
 		cs.purged++
 	}
 }

@@ -139,6 +139,12 @@ func (c *FactoryCache) Add(k FactoryKey) (purged bool) {
 	return purged
 }
 
+// Priced reports whether the call site prices its proxies (a cost to build
+// a proxy or a factory): only then are its proxies and factories counted
+// (results.Call), so that experiments which do not model them keep their
+// output.
+func (p *Proxy) Priced() bool { return !p.CreateCost.IsZero() || !p.FactoryCost.IsZero() }
+
 // Len is the number of cached keys.
 func (c *FactoryCache) Len() int { return len(c.keys) }
 

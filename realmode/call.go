@@ -192,7 +192,7 @@ type callStat struct {
 	// with the caller's other sites to the same target; epNext, epRnd pick
 	// an endpoint per call.
 	fc                               *factoryCaches
-	tierCall                         bool // a tier's call, not the load's
+	tierCall                         bool // a tier's call, not the load's, that prices its proxies (counted)
 	epMu                             sync.Mutex
 	epNext                           int
 	epRnd                            *sim.Stream

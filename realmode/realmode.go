@@ -406,7 +406,7 @@ func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat
 		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
 	}
 	cs.jitter = rt.streams.Stream(path + "/jitter")
-	cs.fc, cs.tierCall = rt.factoryCaches(name, spec), from != nil
+	cs.fc, cs.tierCall = rt.factoryCaches(name, spec), from != nil && spec.Proxy.Priced()
 	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
 		cs.epRnd = rt.streams.Stream(path + "/endpoint")
 	}

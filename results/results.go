@@ -169,6 +169,8 @@ type Call struct {
 	// The WCF client proxies the calls constructed, and their
 	// ChannelFactories: found in ClientBase<T>'s cache or the
 	// application's, built, and purged from the cache by a newer one.
+	// Counted for a tier's calls that price their proxies
+	// (proxy_create_cost or factory_create_cost), zero otherwise.
 	Proxies         int64 `json:"proxies_created,omitempty"`
 	FactoryHits     int64 `json:"factory_cache_hits,omitempty"`
 	FactoriesBuilt  int64 `json:"factories_built,omitempty"`
