@@ -85,3 +85,27 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 		t.Errorf("rows 20–21: rerun %.1f/s against %.1f/s, %d timeouts; want higher and none", heavy.GoodputPerS, bad.GoodputPerS, heavy.Requests.TimedOut)
 	}
 }
+
+// "Why Only Two Concurrent Requests for WCF Load Testing?" (seed 000; rows
+// 27–30a): the post's own fix, maxconnection 16 in config or in code, lets
+// the load client "generate more concurrent requests": 16 at the service,
+// under its throttle of 32 and ASP.NET's 12 × 4 CPUs.
+func TestStoryOnlyTwoRequestsPostFix(t *testing.T) {
+	runs := runStory(t, "only-two-requests.toml", 0)
+	for _, users := range []string{"50", "100", "200"} {
+		def := runs["client-default load.users="+users]
+		for _, v := range []string{"maxconnection-16", "code-16"} {
+			r := runs[v+" load.users="+users]
+			if r == nil || def == nil {
+				t.Fatalf("missing %s at %s users", v, users)
+			}
+			s := tierOf(t, r, "service")
+			if c := r.Calls[0]; c.Limit != 16 || c.InUseMax != 16 || s.OutstandingMax != 16 || s.CurrentMax != 16 {
+				t.Errorf("%s, %s users: limit %d, connections in use max %.0f, calls outstanding max %.0f, requests at the service max %.0f; want 16 each",
+					v, users, c.Limit, c.InUseMax, s.OutstandingMax, s.CurrentMax)
+			}
+			// 16 connections of ~0.26 s calls: 8× the default's 2.
+			figure(t, v+" at "+users+" users: calls/s against the default's", r.GoodputPerS/def.GoodputPerS, 8, 0.05)
+		}
+	}
+}
