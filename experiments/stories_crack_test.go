@@ -109,3 +109,21 @@ func TestStoryOnlyTwoRequestsPostFix(t *testing.T) {
 		}
 	}
 }
+
+// "WCF 4: Higher Default Throttling Settings" (seed 000; row 24a): the same
+// defaults "from low-end one-proc server to high-end such as 24-way server
+// without having to change the settings".
+func TestStoryWCF4DefaultsAnyServer(t *testing.T) {
+	runs := runStory(t, "wcf4-defaults.toml", 0)
+	for v, want := range map[string][3]int{"wcf4-1-cpu": {16, 100, 116}, "wcf4-24-cpu": {384, 2400, 2784}} {
+		w := storyTopology(t, "wcf4-defaults.toml", v).Tiers[0].WCF
+		if got := [3]int{w.MaxCalls, w.MaxSessions, w.MaxInstances}; got != want {
+			t.Errorf("%s: throttles (calls, sessions, instances) %v, want 16, 100 and 116 × N = %v", v, got, want)
+		}
+		r := runs[v]
+		if r.Requests.TimedOut != 0 || r.Breakdown.ThrottleWait > 0.001 {
+			t.Errorf("%s: %d timeouts, throttle wait %.3f s; the 100 clients should all be served", v, r.Requests.TimedOut, r.Breakdown.ThrottleWait)
+		}
+		figure(t, v+": calls/s against 4 CPUs'", r.GoodputPerS/runs["wcf4"].GoodputPerS, 1, 0.05)
+	}
+}
