@@ -1,8 +1,37 @@
 package experiments
 
 import (
+	"os"
 	"testing"
+
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
 )
+
+// runVariant runs one variant of an experiment file once at the file's
+// seed, with the sweep's key (or any other) set as params, so that a test
+// of a few variants does not run the whole file.
+func runVariant(t *testing.T, file, variant string, params ...format.Param) *results.Run {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment(file, data, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := x.ScenarioWith(variant, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
 
 // The crack-throttling story tuned to the post's own figures
 // (crack-throttling-as-reported.toml; docs/stories.md, seed 000, rows 1–21).
@@ -91,14 +120,12 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 // the load client "generate more concurrent requests": 16 at the service,
 // under its throttle of 32 and ASP.NET's 12 × 4 CPUs.
 func TestStoryOnlyTwoRequestsPostFix(t *testing.T) {
-	runs := runStory(t, "only-two-requests.toml", 0)
+	const file = "only-two-requests.toml"
 	for _, users := range []string{"50", "100", "200"} {
-		def := runs["client-default load.users="+users]
+		n := format.Param{Key: "load.users", Value: users}
+		def := runVariant(t, file, "client-default", n)
 		for _, v := range []string{"maxconnection-16", "code-16"} {
-			r := runs[v+" load.users="+users]
-			if r == nil || def == nil {
-				t.Fatalf("missing %s at %s users", v, users)
-			}
+			r := runVariant(t, file, v, n)
 			s := tierOf(t, r, "service")
 			if c := r.Calls[0]; c.Limit != 16 || c.InUseMax != 16 || s.OutstandingMax != 16 || s.CurrentMax != 16 {
 				t.Errorf("%s, %s users: limit %d, connections in use max %.0f, calls outstanding max %.0f, requests at the service max %.0f; want 16 each",
@@ -114,16 +141,28 @@ func TestStoryOnlyTwoRequestsPostFix(t *testing.T) {
 // defaults "from low-end one-proc server to high-end such as 24-way server
 // without having to change the settings".
 func TestStoryWCF4DefaultsAnyServer(t *testing.T) {
-	runs := runStory(t, "wcf4-defaults.toml", 0)
+	four := runVariant(t, "wcf4-defaults.toml", "wcf4")
 	for v, want := range map[string][3]int{"wcf4-1-cpu": {16, 100, 116}, "wcf4-24-cpu": {384, 2400, 2784}} {
 		w := storyTopology(t, "wcf4-defaults.toml", v).Tiers[0].WCF
 		if got := [3]int{w.MaxCalls, w.MaxSessions, w.MaxInstances}; got != want {
 			t.Errorf("%s: throttles (calls, sessions, instances) %v, want 16, 100 and 116 × N = %v", v, got, want)
 		}
-		r := runs[v]
+		r := runVariant(t, "wcf4-defaults.toml", v)
 		if r.Requests.TimedOut != 0 || r.Breakdown.ThrottleWait > 0.001 {
 			t.Errorf("%s: %d timeouts, throttle wait %.3f s; the 100 clients should all be served", v, r.Requests.TimedOut, r.Breakdown.ThrottleWait)
 		}
-		figure(t, v+": calls/s against 4 CPUs'", r.GoodputPerS/runs["wcf4"].GoodputPerS, 1, 0.05)
+		figure(t, v+": calls/s against 4 CPUs'", r.GoodputPerS/four.GoodputPerS, 1, 0.05)
 	}
+}
+
+// how-many-front-ends.toml: its answer (4 front ends) rests on tsim's
+// resolution of the ignored entry to 2 connections; at ASP.NET's own
+// default of 10 (facts §1) the 2 front ends meet the goal as fixed ones do.
+func TestHowManyFrontEndsAtTen(t *testing.T) {
+	const file = "how-many-front-ends.toml"
+	ten, fix := runVariant(t, file, "as-deployed-aspnet-10"), runVariant(t, file, "maxconnection-fixed")
+	if c := ten.Calls[1]; c.Limit != 20 || ten.Latency.P99 > 2 || ten.TimeoutRate > 0 {
+		t.Errorf("as-deployed-aspnet-10: web→service limit %d (want 2 × 10), p99 %.2f s, timeouts %.1f%%; want the goal met", c.Limit, ten.Latency.P99, 100*ten.TimeoutRate)
+	}
+	figure(t, "as-deployed-aspnet-10: goodput against fixed", ten.GoodputPerS/fix.GoodputPerS, 1, 0.02)
 }
