@@ -35,6 +35,9 @@ type job struct {
 	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
 	holdGates                                                             int  // the first holdGates of the tier's gates
 	holdCore                                                              bool // CPUFCFS: holds a core
+	// pausedThread: it gave its thread back to wait for the instance lock
+	// (a paused MessageRpc) and takes one again once it holds the lock.
+	pausedThread bool
 	sessStage                                                             int
 
 	// The counters (docs/counters.md): inTier once counted as arrived (a
@@ -91,6 +94,7 @@ const (
 	jkRelock   // a reentrant handler got its instance lock back after a call
 	jkRetry    // run the current phase again (a session another job was opening is ready)
 	jkCore     // CPUFCFS: a core was granted
+	jkResume   // a request paused at the instance lock got a thread again
 )
 
 func (t *tierRT) newJob(c *call) *job {
@@ -123,7 +127,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	if j.ended {
 		return // a reply that was on its way when the job was aborted
 	}
-	if kind == jkGranted || kind == jkRethread || kind == jkRelock || kind == jkCore {
+	if kind == jkGranted || kind == jkRethread || kind == jkRelock || kind == jkCore || kind == jkResume {
 		if !j.wr.granted {
 			return // a grant that was given back (see giveBack)
 		}
@@ -135,6 +139,9 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.root.charge(j.waitCat, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.grantedPhase()
+		if j.kind() == jpConc && !j.resume() {
+			return
+		}
 		j.phase++
 		j.advance()
 	case jkCPUDone:
@@ -171,6 +178,46 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.waited += now.Sub(j.phaseAt)
 		j.holdConc = true
 		j.afterCall()
+	case jkResume:
+		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
+		j.holdThread, j.pausedThread = true, false
+		j.lockedIn()
+		j.phase++
+		j.advance()
+	}
+}
+
+// pause gives the job's thread back while it waits for the instance lock:
+// WCF pauses a MessageRpc that finds the lock taken (ConcurrencyBehavior
+// queues a MessageRpcWaiter) and resumes it when the lock is released.
+func (j *job) pause() {
+	if !j.holdThread {
+		return
+	}
+	j.thread.release()
+	j.holdThread, j.pausedThread = false, true
+	j.t.drain()
+}
+
+// resume takes a thread again for a job that was granted the instance
+// lock after pausing; it reports whether the job may go on now.
+func (j *job) resume() bool {
+	if j.pausedThread {
+		if !j.waitThread(j.thread, jkResume) {
+			return false
+		}
+		j.holdThread, j.pausedThread = true, false
+	}
+	j.lockedIn()
+	return true
+}
+
+// lockedIn is the job past its instance lock, on its thread: off an
+// ASP.NET host it is executing now.
+func (j *job) lockedIn() {
+	if j.t.execPhase == jpThread {
+		j.startExec()
 	}
 }
 
@@ -210,7 +257,7 @@ func (j *job) grantedPhase() {
 		j.holdGates++
 	case jpThread:
 		j.holdThread = true
-		if j.t.execPhase == jpThread {
+		if j.t.execPhase == jpThread && j.concLock() == nil {
 			j.startExec()
 		}
 	case jpSteps:
@@ -302,9 +349,11 @@ func (j *job) advance() {
 		case jpConc:
 			if l := j.concLock(); l != nil {
 				if !j.wait(l, bdLock) {
+					j.pause()
 					return
 				}
 				j.holdConc = true
+				j.lockedIn()
 			}
 		case jpGate:
 			if !j.wait(t.gates[t.walk[j.phase].Gate], bdThrottle) {
@@ -327,8 +376,8 @@ func (j *job) advance() {
 				}
 				j.holdThread = true
 			}
-			if t.execPhase == jpThread {
-				j.startExec()
+			if t.execPhase == jpThread && j.concLock() == nil {
+				j.startExec() // else once past the instance lock (lockedIn)
 			}
 		case jpDecode:
 			if need := j.extraCPU + j.spec.Binding.cost(j.spec.RequestKB); need > 0 {

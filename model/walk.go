@@ -36,7 +36,9 @@ const (
 	// PhaseCallSlot: a MaxConcurrentCalls slot.
 	PhaseCallSlot
 	// PhaseConcurrency: the instance lock of ConcurrencyMode Single or
-	// Reentrant.
+	// Reentrant, taken after the message was decoded (see Walk). A
+	// request that must wait for it gives its thread back meanwhile and
+	// takes one again once it holds the lock.
 	PhaseConcurrency
 	// PhaseGate: one of the tier's counted gates (Tier.Gates), such as a
 	// semaphore in the application's code.
@@ -44,7 +46,8 @@ const (
 	// PhaseThread: the thread the operation runs on (Tier.RunsOnIO says
 	// which pool); an ASP.NET page keeps the worker it was given.
 	PhaseThread
-	// PhaseDecode: CPU to decode the request (binding cost, proxy set-up).
+	// PhaseDecode: CPU to decode the request (binding cost, proxy set-up):
+	// the channel's and the encoder's work.
 	PhaseDecode
 	// PhaseSteps: the operation's steps, in order.
 	PhaseSteps
@@ -66,6 +69,17 @@ type Phase struct {
 
 // Walk returns the phases a request of the tier takes, in order, from
 // PhaseAdmission to PhaseDone. Executors compute it once per run.
+//
+// A WCF service takes its instance lock after decoding the request and
+// keeps it until the reply has been sent, as WCF's dispatcher does
+// (ImmutableDispatchRuntime, .NET 3.0–4.8): the channel and the message
+// encoder read the message before the ChannelHandler takes the call
+// throttle; ProcessMessage2 takes the lock (LockInstance) — a request
+// that finds it taken is paused and holds no thread; ProcessMessage41
+// creates the service instance, ProcessMessage5 runs the operation,
+// ProcessMessage9 encodes and sends the reply, and ProcessMessageCleanup
+// releases the lock (UnlockInstance) after that. So decoding runs outside
+// the lock, in parallel with the call holding it, and encoding inside.
 func (t *Tier) Walk() []Phase {
 	w := make([]Phase, 0, 12+len(t.Gates))
 	w = append(w, Phase{Kind: PhaseAdmission})
@@ -73,10 +87,14 @@ func (t *Tier) Walk() []Phase {
 		w = append(w, Phase{Kind: PhaseWorker})
 	}
 	if t.WCF != nil {
-		w = append(w, Phase{Kind: PhaseSession}, Phase{Kind: PhaseInstance}, Phase{Kind: PhaseCallSlot}, Phase{Kind: PhaseConcurrency})
+		w = append(w, Phase{Kind: PhaseSession}, Phase{Kind: PhaseInstance}, Phase{Kind: PhaseCallSlot})
 	}
 	for i := range t.Gates {
 		w = append(w, Phase{Kind: PhaseGate, Gate: i})
 	}
-	return append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode}, Phase{Kind: PhaseSteps}, Phase{Kind: PhaseEncode}, Phase{Kind: PhaseDone})
+	w = append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode})
+	if t.WCF != nil {
+		w = append(w, Phase{Kind: PhaseConcurrency})
+	}
+	return append(w, Phase{Kind: PhaseSteps}, Phase{Kind: PhaseEncode}, Phase{Kind: PhaseDone})
 }

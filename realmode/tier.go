@@ -931,12 +931,34 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 		}
 		j.holdCall = true
 	case model.PhaseConcurrency:
+		// Taken after decoding (model.Tier.Walk); a request that finds the
+		// lock taken is paused without its thread (model job.pause) and
+		// takes one again once it holds the lock.
 		j.conc = j.concLockOf()
 		if l := j.conc; l != nil {
-			if err := j.waitFor(bdLock, j.queue(l)); err != nil {
+			lw := l.begin()
+			paused := false
+			if lw != nil {
+				j.queued = true
+				if j.holdThread {
+					j.thread.release()
+					j.holdThread, paused = false, true
+					t.drain()
+				}
+			}
+			if err := j.waitFor(bdLock, func(ctx context.Context) error { return l.wait(ctx, lw) }); err != nil {
 				return results.Failed, true
 			}
 			j.holdConc = true
+			if paused {
+				if err := j.waitFor(bdThread, j.queueThread(j.thread)); err != nil {
+					return results.Failed, true
+				}
+				j.holdThread = true
+			}
+			if !t.aspnet {
+				j.startExec() // past its instance lock, on its thread
+			}
 		}
 	case model.PhaseGate:
 		if err := j.waitFor(bdThrottle, j.queue(t.gates[ph.Gate])); err != nil {
@@ -965,8 +987,8 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			}
 			j.holdThread = true
 		}
-		if !t.aspnet {
-			j.startExec() // elsewhere: on the thread its operation runs on
+		if !t.aspnet && (!t.wcf || j.concLockOf() == nil) {
+			j.startExec() // elsewhere: on the thread its operation runs on (once past its instance lock, if it takes one)
 		}
 	case model.PhaseDecode:
 		if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// Step tables for where WCF's instance lock sits in the walk (walk.go):
+// decoding runs before it, on the request's thread, in parallel with the
+// call that holds it; a request that finds it taken waits without a
+// thread.
+
+// decodeCost is a binding whose receiver spends d decoding a 1 KB request
+// and nothing encoding an empty reply.
+func decodeCost(d time.Duration) Binding { return Binding{Name: "test", CPUPerKB: d} }
+
+func TestDecodeOutsideInstanceLock(t *testing.T) {
+	// A singleton, ConcurrencyMode Single; 2 s to decode, 1 s of operation,
+	// 8 cores. All four decode at once (100–102), then the lock serialises
+	// the operations: 103, 104, 105, 106. Decoding inside the lock would
+	// give 3 6 9 12.
+	svc := tier("svc", cpu(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: SingleInstance, Concurrency: ConcurrencySingle}
+	top := burst(4, 0, svc)
+	top.Load.Call.Binding = decodeCost(2 * time.Second)
+	top.Load.Call.RequestKB = 1
+	got, res := outcomes(t, top)
+	expect(t, "latencies", got, "3 4 5 6")
+	// Thread-seconds: 4 × 2 s decoding, then 1 s each on the lock's
+	// thread; a request paused at the lock holds none (18 if it did).
+	tr := res.Tiers[0]
+	if busy := tr.IOBusyMean * top.Duration.Seconds(); math.Abs(busy-12) > 0.01 {
+		t.Errorf("I/O thread-seconds %.3f, want 12 (the requests waiting for the lock hold no thread)", busy)
+	}
+	if tr.IOBusyMax != 4 {
+		t.Errorf("I/O threads busy max %v, want 4 (all decoding at once)", tr.IOBusyMax)
+	}
+	// Waiting for the lock is queued, not executing (docs/counters.md).
+	if tr.ExecutingMax != 1 {
+		t.Errorf("executing max %v, want 1: only the request holding the lock executes", tr.ExecutingMax)
+	}
+}
+
+func TestLockResumesOnAFreedThread(t *testing.T) {
+	// One I/O thread. The first request decodes (100–102) and runs under
+	// the lock (102–103) on it; the second waits for the thread until 103,
+	// decodes until 105 and runs until 106: with a single thread nothing
+	// overlaps, and nothing deadlocks on a thread held by a paused call.
+	svc := tier("svc", cpu(time.Second))
+	svc.IO = Pool{Min: 1, Max: 1}
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: SingleInstance, Concurrency: ConcurrencySingle}
+	top := burst(2, 0, svc)
+	top.Load.Call.Binding = decodeCost(2 * time.Second)
+	top.Load.Call.RequestKB = 1
+	got, _ := outcomes(t, top)
+	expect(t, "latencies", got, "3 6")
+
+	// Two threads: both decode (100–102); the second pauses at the lock,
+	// giving its thread back, and resumes on the first's at 103.
+	svc.IO = Pool{Min: 2, Max: 2}
+	top = burst(2, 0, svc)
+	top.Load.Call.Binding = decodeCost(2 * time.Second)
+	top.Load.Call.RequestKB = 1
+	got, _ = outcomes(t, top)
+	expect(t, "latencies", got, "3 4")
+}
+
+func TestPerSessionLockAfterDecode(t *testing.T) {
+	// PerSession on a sessionful binding with one shared proxy: one
+	// session, one instance lock. The front end encodes the three calls
+	// (100–102), the service decodes them together (102–104) and runs
+	// them one at a time under the session's lock.
+	svc := tier("svc", cpu(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: PerSession, Concurrency: ConcurrencySingle}
+	be := svc
+	fe := tier("fe", callTo(1, Call{Proxy: Proxy{Kind: ProxyShared}, Binding: Binding{Name: "netTcp", Sessionful: true, CPUPerKB: 2 * time.Second}, RequestKB: 1}))
+	fe.Cores = 8
+	got, _ := outcomes(t, burst(3, 0, fe, be))
+	expect(t, "latencies", got, "5 6 7")
+}
