@@ -38,7 +38,7 @@ type job struct {
 	// pausedThread: it gave its thread back to wait for the instance lock
 	// (a paused MessageRpc) and takes one again once it holds the lock.
 	pausedThread bool
-	sessStage                                                             int
+	sessStage    int
 
 	// The counters (docs/counters.md): inTier once counted as arrived (a
 	// request refused at the door never is); isExec from the start of
