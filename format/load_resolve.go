@@ -56,10 +56,15 @@ var tierDefaults = map[string]any{
 	"admission.client_connected_check": "5s",         // facts §2a: clientConnectedCheck
 	"wcf.instancing":                   "PerSession", // facts §4: InstanceContextMode default
 	"wcf.concurrency":                  "Single",     // facts §4: ConcurrencyMode default
-	"replicas":                         1,
-	"balancer.policy":                  "round-robin",
-	"balancer.affinity":                "session",
-	"balancer.latency":                 "0s",
+	// No source gives WCF's own cost of creating an instance or of the
+	// singleton's lock (seed 000 says only "pretty high" and "global
+	// locking"); a measured operation cost already includes them.
+	"wcf.instance_cpu":    "0s",
+	"wcf.single_lock_cpu": "0s",
+	"replicas":            1,
+	"balancer.policy":     "round-robin",
+	"balancer.affinity":   "session",
+	"balancer.latency":    "0s",
 }
 
 // callDefaults are the defaults of call keys that do not depend on the
@@ -352,6 +357,8 @@ func resolveWCF(c *chain, n int) *model.WCF {
 	}
 	w.Instancing = model.Instancing(indexOf(model.InstancingNames(), c.str(scopeTier, "wcf.instancing")))
 	w.Concurrency = model.Concurrency(indexOf(model.ConcurrencyNames(), c.str(scopeTier, "wcf.concurrency")))
+	w.InstanceCPU = c.dur(scopeTier, "wcf.instance_cpu")
+	w.SingleLockCPU = c.dur(scopeTier, "wcf.single_lock_cpu")
 	return w
 }
 

@@ -204,6 +204,8 @@ var tierKeys = concatKeys(
 		intKey("wcf.max_instances", 1, maxInt32, ""),
 		enumKey("wcf.instancing", "PerCall", "PerSession", "Single"),
 		enumKey("wcf.concurrency", model.ConcurrencyNames()...),
+		durKey("wcf.instance_cpu", 0, time.Second, false),
+		durKey("wcf.single_lock_cpu", 0, time.Second, false),
 	},
 	callKeysExcept("calls.", "call"),
 )

@@ -290,6 +290,7 @@ type proxyInst struct {
 	fresh       bool // not used yet: pays creation cost
 	session     bool // holds a server session slot
 	instance    bool
+	created     bool // its PerSession service instance was created (WCF.InstanceCPU paid)
 	sessionTier *tierRT
 	lock        *slots   // PerSession + ConcurrencyMode Single
 	opener      *job     // the job opening the session, if one is

@@ -79,3 +79,42 @@ func TestPerSessionLockAfterDecode(t *testing.T) {
 	got, _ := outcomes(t, burst(3, 0, fe, be))
 	expect(t, "latencies", got, "5 6 7")
 }
+
+func TestInstanceCreationCost(t *testing.T) {
+	// 1 s to create an instance, 1 s of operation, 8 cores; SingleLockCPU
+	// 0.5 s where a singleton's lock is taken.
+	for _, c := range []struct {
+		inst Instancing
+		conc Concurrency
+		n    int
+		want string
+	}{
+		{PerCall, ConcurrencySingle, 2, "2 2"},              // an instance per call, each its own lock
+		{PerSession, ConcurrencySingle, 2, "2 2"},           // sessionless: PerCall
+		{SingleInstance, ConcurrencySingle, 3, "2.5 4 5.5"}, // created once, then 1.5 s a call under the lock
+		{SingleInstance, ConcurrencyMultiple, 3, "1 1 2"},   // no lock to pay; the first call creates
+	} {
+		svc := tier("svc", cpu(time.Second))
+		svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: c.inst, Concurrency: c.conc,
+			InstanceCPU: time.Second, SingleLockCPU: 500 * time.Millisecond}
+		got, _ := outcomes(t, burst(c.n, 0, svc))
+		expect(t, c.inst.String()+"/"+c.conc.String(), got, c.want)
+	}
+}
+
+func TestSessionCreatesOneInstance(t *testing.T) {
+	// PerSession on a sessionful binding, one shared proxy: the session's
+	// first call creates its instance (1 s), the second does not. Under
+	// the session's lock they run one after the other (2, 3); with
+	// ConcurrencyMode Multiple side by side (1, 2).
+	for _, c := range []struct {
+		conc Concurrency
+		want string
+	}{{ConcurrencySingle, "2 3"}, {ConcurrencyMultiple, "1 2"}} {
+		be := tier("be", cpu(time.Second))
+		be.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: PerSession, Concurrency: c.conc, InstanceCPU: time.Second}
+		fe := tier("fe", callTo(1, Call{Proxy: Proxy{Kind: ProxyShared}, Binding: Binding{Name: "netTcp", Sessionful: true}}))
+		got, _ := outcomes(t, burst(2, 0, fe, be))
+		expect(t, "PerSession/"+c.conc.String(), got, c.want)
+	}
+}

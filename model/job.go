@@ -73,6 +73,7 @@ const (
 	jpInstance  = PhaseInstance
 	jpCallSlot  = PhaseCallSlot
 	jpConc      = PhaseConcurrency
+	jpActivate  = PhaseActivate
 	jpGate      = PhaseGate
 	jpThread    = PhaseThread
 	jpDecode    = PhaseDecode
@@ -355,6 +356,11 @@ func (j *job) advance() {
 				j.holdConc = true
 				j.lockedIn()
 			}
+		case jpActivate:
+			if need := w.ActivateCPU(j.createsInstance()); need > 0 {
+				j.useCPU(need)
+				return
+			}
 		case jpGate:
 			if !j.wait(t.gates[t.walk[j.phase].Gate], bdThrottle) {
 				return
@@ -551,6 +557,28 @@ func (j *job) concLock() *slots {
 		return j.proxy.lock
 	}
 	return nil
+}
+
+// createsInstance reports whether the job is the call that creates its
+// service instance (WCF.InstanceCPU): every call PerCall or without a
+// session, a session's first, the singleton's first.
+func (j *job) createsInstance() bool {
+	t := j.t
+	switch {
+	case t.spec.WCF.Instancing == SingleInstance:
+		if t.singleCreated {
+			return false
+		}
+		t.singleCreated = true
+		return true
+	case t.spec.WCF.Instancing == PerSession && j.sessionful() && j.proxy != nil:
+		if j.proxy.created {
+			return false
+		}
+		j.proxy.created = true
+		return true
+	}
+	return true
 }
 
 // openSession makes sure the job's proxy has a server session (a

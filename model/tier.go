@@ -34,6 +34,7 @@ type tierRT struct {
 	calls, sessions, instances *slots
 	concLock                   *slots // InstanceContextMode Single with ConcurrencyMode Single/Reentrant
 	singleInstance             bool   // the Single instance exists
+	singleCreated              bool   // and a call has paid its creation (WCF.InstanceCPU)
 	locks                      []*slots
 
 	execList []jobRef // executionTimeout candidates in start order

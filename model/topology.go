@@ -223,6 +223,38 @@ type WCF struct {
 	MaxCalls, MaxSessions, MaxInstances int
 	Instancing                          Instancing
 	Concurrency                         Concurrency
+	// InstanceCPU is the CPU WCF spends creating a service instance (its
+	// InstanceContext and the service type's constructor), paid by the
+	// call that creates one, inside the instance lock (PhaseActivate):
+	// every call PerCall, and PerSession without a session; a session's
+	// first call PerSession; the first call Single. 0: none beyond what
+	// the operation's steps include.
+	InstanceCPU time.Duration
+	// SingleLockCPU is the CPU every call to a Single instance with
+	// ConcurrencyMode Single or Reentrant spends on the instance's global
+	// lock (PhaseActivate). 0: none.
+	SingleLockCPU time.Duration
+}
+
+// SingleLock reports whether the service is one instance with one lock
+// for all its calls (InstanceContextMode Single, ConcurrencyMode Single or
+// Reentrant).
+func (w *WCF) SingleLock() bool {
+	return w.Instancing == SingleInstance && w.Concurrency != ConcurrencyMultiple
+}
+
+// ActivateCPU is the CPU a call spends in PhaseActivate: creating the
+// service instance if it is the call that creates one (creates), and a
+// singleton's per-call lock.
+func (w *WCF) ActivateCPU(creates bool) time.Duration {
+	var d time.Duration
+	if creates {
+		d += w.InstanceCPU
+	}
+	if w.SingleLock() {
+		d += w.SingleLockCPU
+	}
+	return d
 }
 
 // StepKind is what one step of an operation does.

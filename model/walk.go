@@ -40,6 +40,11 @@ const (
 	// request that must wait for it gives its thread back meanwhile and
 	// takes one again once it holds the lock.
 	PhaseConcurrency
+	// PhaseActivate: CPU to create the service instance, when this call
+	// is the one that creates it (WCF.InstanceCPU; WCF's
+	// EnsureServiceInstance, inside the lock), and a singleton's per-call
+	// lock (WCF.SingleLockCPU).
+	PhaseActivate
 	// PhaseGate: one of the tier's counted gates (Tier.Gates), such as a
 	// semaphore in the application's code.
 	PhaseGate
@@ -57,7 +62,7 @@ const (
 	PhaseDone
 )
 
-var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "gate", "thread", "decode", "steps", "encode", "done"}
+var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "steps", "encode", "done"}
 
 func (k PhaseKind) String() string { return phaseNames[k] }
 
@@ -94,7 +99,7 @@ func (t *Tier) Walk() []Phase {
 	}
 	w = append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode})
 	if t.WCF != nil {
-		w = append(w, Phase{Kind: PhaseConcurrency})
+		w = append(w, Phase{Kind: PhaseConcurrency}, Phase{Kind: PhaseActivate})
 	}
 	return append(w, Phase{Kind: PhaseSteps}, Phase{Kind: PhaseEncode}, Phase{Kind: PhaseDone})
 }

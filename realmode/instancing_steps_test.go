@@ -37,3 +37,28 @@ func TestStepLockPausesWithoutThread(t *testing.T) {
 	top.Load.Call.RequestKB = 1
 	table(t, "paused at the lock", top, "3 4 5", Options{})
 }
+
+func TestStepInstanceCreationCost(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	for _, c := range []struct {
+		inst model.Instancing
+		n    int
+		want string
+	}{
+		{model.PerCall, 2, "2 2"},
+		{model.SingleInstance, 3, "2.5 4 5.5"},
+	} {
+		svc := tier("svc", 8, cpuStep(time.Second))
+		svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: c.inst, Concurrency: model.ConcurrencySingle,
+			InstanceCPU: time.Second, SingleLockCPU: 500 * time.Millisecond}
+		table(t, "instance cost "+c.inst.String(), burst(c.n, 0, 8*time.Second, svc), c.want, Options{})
+	}
+}
+
+func TestStepSessionCreatesOneInstance(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	be := tier("be", 8, cpuStep(time.Second))
+	be.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, InstanceCPU: time.Second}
+	fe := tier("fe", 8, callStep(1, model.Call{Proxy: model.Proxy{Kind: model.ProxyShared}, Binding: model.Binding{Name: "netTcp", Sessionful: true}}))
+	table(t, "a session's instance", burst(2, 0, 6*time.Second, fe, be), "2 3", Options{})
+}

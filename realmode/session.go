@@ -51,6 +51,9 @@ type sessState struct {
 	// the jobs waiting for it then look again.
 	ready chan struct{}
 	lock  *sem // PerSession + ConcurrencyMode Single/Reentrant: the session's instance lock
+	// created: its PerSession service instance was created
+	// (model.WCF.InstanceCPU paid).
+	created bool
 }
 
 // sessionful reports whether calls through cs have WCF sessions at their
@@ -245,6 +248,27 @@ func (j *job) waitFor2(ctx context.Context, cat int, acquire func(context.Contex
 // concLockOf returns the instance lock the job takes (model job.concLock):
 // the Single instance's, or with PerSession instancing on a sessionful
 // binding its session's; nil with ConcurrencyMode Multiple.
+// createsInstance reports whether the job is the call that creates its
+// service instance (model job.createsInstance).
+func (j *job) createsInstance() bool {
+	t := j.t
+	switch {
+	case t.spec.WCF.Instancing == model.SingleInstance:
+		t.instMu.Lock()
+		defer t.instMu.Unlock()
+		first := !t.singleCreated
+		t.singleCreated = true
+		return first
+	case t.spec.WCF.Instancing == model.PerSession && j.sessionful():
+		t.sessMu.Lock()
+		defer t.sessMu.Unlock()
+		first := !j.sess.created
+		j.sess.created = true
+		return first
+	}
+	return true
+}
+
 func (j *job) concLockOf() *sem {
 	t := j.t
 	w := t.spec.WCF

@@ -46,6 +46,7 @@ type tierRT struct {
 	calls, instances, concLock *sem
 	instMu                     sync.Mutex
 	singleInstance             bool
+	singleCreated              bool // a call has paid the Single instance's creation (model.WCF.InstanceCPU)
 	locks                      []*sem
 
 	// WCF sessions (session.go): MaxConcurrentSessions, and the client
@@ -958,6 +959,12 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			}
 			if !t.aspnet {
 				j.startExec() // past its instance lock, on its thread
+			}
+		}
+	case model.PhaseActivate:
+		if need := w.ActivateCPU(j.createsInstance()); need > 0 {
+			if j.useCPU(need) != nil {
+				return results.Failed, true
 			}
 		}
 	case model.PhaseGate:
