@@ -6,19 +6,16 @@ import (
 	"image"
 	"image/color"
 	imagedraw "image/draw"
-	"image/png"
 	"io"
 	"math"
 	"os"
 	"strconv"
 
-	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/tsim-dev/tsim/results"
 )
@@ -73,12 +70,10 @@ func (f *Figure) Pixels() (w, h int) {
 
 // WritePNG renders the figure as a PNG image.
 func (f *Figure) WritePNG(w io.Writer) error {
-	img := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
-	f.draw(drawHeader(pad(draw.New(img), 8), f.heading(), f.subtitle))
-	if m, ok := img.Image().(*image.RGBA); ok {
-		return encodePNG(w, m)
-	}
-	return png.Encode(w, img.Image())
+	w0, h0 := f.Pixels()
+	img := image.NewRGBA(image.Rect(0, 0, w0, h0))
+	f.draw(drawHeader(pad(draw.New(newRGBACanvas(img)), 8), f.heading(), f.subtitle))
+	return encodePNG(w, img)
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision
@@ -271,7 +266,7 @@ func drawPanel(c draw.Canvas, p *plot.Plot, buf *[]uint8) {
 	// Glyphs, caps and labels may reach a little past the panel; a label
 	// at the right end of a marker line a little further.
 	const marginX, marginY = 64, 16 // pixels
-	pic := img.Image()
+	pic := img.img
 	h := pic.Bounds().Dy() // image rows count down from the top; canvas y up from the bottom
 	r := image.Rect(
 		pixelOf(c.Min.X)-marginX, h-pixelOf(c.Max.Y)-1-marginY,
@@ -284,11 +279,7 @@ func drawPanel(c draw.Canvas, p *plot.Plot, buf *[]uint8) {
 		*buf = make([]uint8, n)
 	}
 	im := &image.RGBA{Pix: (*buf)[:4*r.Dx()*r.Dy()], Stride: 4 * r.Dx(), Rect: image.Rect(0, 0, r.Dx(), r.Dy())}
-	// As vgimg.NewWith sets up a context of its own.
-	ctx := gg.NewContextForRGBA(im)
-	ctx.SetLineCapButt()
-	ctx.InvertY()
-	sub := vgimg.NewWith(vgimg.UseImageWithContext(im, ctx), vgimg.UseDPI(dpi))
+	sub := newRGBACanvas(im)
 	imagedraw.Draw(im, im.Rect, pic, r.Min, imagedraw.Src)
 	shift := vg.Point{X: -px(float64(r.Min.X)), Y: px(float64(r.Max.Y - h))}
 	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
@@ -301,10 +292,10 @@ var debugMargins = os.Getenv("TSIM_DEBUG_MARGINS") != ""
 var panelImages = true
 
 // imageCanvas is the image canvas under c, or nil.
-func imageCanvas(c vg.Canvas) *vgimg.Canvas {
+func imageCanvas(c vg.Canvas) *rgbaCanvas {
 	for {
 		switch x := c.(type) {
-		case *vgimg.Canvas:
+		case *rgbaCanvas:
 			return x
 		case draw.Canvas:
 			c = x.Canvas

@@ -1,0 +1,490 @@
+package plots
+
+import (
+	"image"
+	"image/color"
+	imagedraw "image/draw"
+	"math"
+
+	"git.sr.ht/~sbinet/gg"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
+	"golang.org/x/image/vector"
+	plotfont "gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// rgbaCanvas is vgimg's canvas on an *image.RGBA with faster ways for what
+// tsim's pictures draw most: strokes and fills of straight lines and arcs
+// are rasterised by golang.org/x/image/vector on a raster the size of the
+// shape (vgimg's gg strokes with freetype's rasteriser, whose cost grows
+// with the cells a path touches per row), and upright text is drawn glyph
+// by glyph with image/draw from glyphs kept for the picture (gg scales
+// every glyph with a bilinear transform and a fresh font face per
+// string). What these do not cover (curves, rotated text, images, a
+// scaled canvas) goes to vgimg. The pixels differ from vgimg's only in the
+// anti-aliasing of edges.
+type rgbaCanvas struct {
+	*vgimg.Canvas
+	img *image.RGBA
+	ctx *gg.Context
+
+	vgWidth vg.Length     // as vgimg keeps it (not restored by Pop)
+	st      strokeState   // as gg keeps it
+	stack   []strokeState // saved by Push
+	z       vector.Rasterizer
+	faces   map[faceKey]font.Face
+	glyphs  map[glyphKey]*glyph
+	polys   [][]point
+	pts     []point
+}
+
+// strokeState is what Push saves and Pop restores.
+type strokeState struct {
+	width    float64 // pixels
+	dashes   []float64
+	dashOffs float64
+	color    color.Color
+}
+
+// point is a position on the image, in pixels, y down.
+type point struct{ x, y float64 }
+
+// newRGBACanvas returns a canvas on img, cleared to white.
+func newRGBACanvas(img *image.RGBA) *rgbaCanvas {
+	// As vgimg.NewWith sets up its own context (which would copy img).
+	ctx := gg.NewContextForRGBA(img)
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	c := &rgbaCanvas{
+		Canvas: vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi)),
+		img:    img,
+		ctx:    ctx,
+		faces:  map[faceKey]font.Face{},
+		glyphs: map[glyphKey]*glyph{},
+	}
+	vg.Initialize(c)
+	return c
+}
+
+func (c *rgbaCanvas) SetLineWidth(w vg.Length) {
+	c.vgWidth = w
+	c.st.width = w.Dots(dpi)
+	c.Canvas.SetLineWidth(w)
+}
+
+func (c *rgbaCanvas) SetLineDash(ds []vg.Length, offs vg.Length) {
+	c.st.dashes = make([]float64, len(ds))
+	for i, d := range ds {
+		c.st.dashes[i] = d.Dots(dpi)
+	}
+	c.st.dashOffs = offs.Dots(dpi)
+	c.Canvas.SetLineDash(ds, offs)
+}
+
+func (c *rgbaCanvas) SetColor(clr color.Color) {
+	if clr == nil {
+		clr = color.Black
+	}
+	c.st.color = clr
+	c.Canvas.SetColor(clr)
+}
+
+func (c *rgbaCanvas) Push() {
+	c.stack = append(c.stack, c.st)
+	c.Canvas.Push()
+}
+
+func (c *rgbaCanvas) Pop() {
+	c.st = c.stack[len(c.stack)-1]
+	c.stack = c.stack[:len(c.stack)-1]
+	c.Canvas.Pop()
+}
+
+// transform returns how the context maps a position in dots to the
+// image: x' = a·x + b·y + e, y' = c·x + d·y + f.
+func (c *rgbaCanvas) transform() (a, b, cc, d, e, f float64) {
+	e, f = c.ctx.TransformPoint(0, 0)
+	x1, y1 := c.ctx.TransformPoint(1, 0)
+	x2, y2 := c.ctx.TransformPoint(0, 1)
+	return x1 - e, x2 - e, y1 - f, y2 - f, e, f
+}
+
+// rigid reports whether the context only moves, turns and mirrors (lengths
+// stay): then a stroke's width is the same on the image.
+func (c *rgbaCanvas) rigid() bool {
+	a, b, cc, d, _, _ := c.transform()
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
+	return near(a*a+cc*cc, 1) && near(b*b+d*d, 1) && near(a*b+cc*d, 0)
+}
+
+// flatten appends to c.polys the sub-paths of p as polylines on the image,
+// each with whether it is closed; false if p has a curve (which vgimg
+// draws).
+func (c *rgbaCanvas) flatten(p vg.Path) (closed []bool, ok bool) {
+	a, b, cc, d, e, f := c.transform()
+	at := func(x, y float64) point { return point{a*x + b*y + e, cc*x + d*y + f} }
+	c.polys = c.polys[:0]
+	cur := -1
+	for _, comp := range p {
+		switch comp.Type {
+		case vg.MoveComp:
+			c.polys = append(c.polys, []point{at(comp.Pos.X.Dots(dpi), comp.Pos.Y.Dots(dpi))})
+			closed = append(closed, false)
+			cur = len(c.polys) - 1
+		case vg.LineComp:
+			q := at(comp.Pos.X.Dots(dpi), comp.Pos.Y.Dots(dpi))
+			if cur < 0 {
+				c.polys = append(c.polys, nil)
+				closed = append(closed, false)
+				cur = len(c.polys) - 1
+			}
+			c.polys[cur] = append(c.polys[cur], q)
+		case vg.ArcComp:
+			x, y, r := comp.Pos.X.Dots(dpi), comp.Pos.Y.Dots(dpi), comp.Radius.Dots(dpi)
+			n := arcSegments(r, comp.Angle)
+			if cur < 0 {
+				c.polys = append(c.polys, nil)
+				closed = append(closed, false)
+				cur = len(c.polys) - 1
+			}
+			for i := 0; i <= n; i++ {
+				t := comp.Start + comp.Angle*float64(i)/float64(n)
+				c.polys[cur] = append(c.polys[cur], at(x+r*math.Cos(t), y+r*math.Sin(t)))
+			}
+		case vg.CloseComp:
+			if cur >= 0 {
+				closed[cur] = true
+				// A path goes on from where it was closed.
+				start := c.polys[cur][0]
+				c.polys = append(c.polys, []point{start})
+				closed = append(closed, false)
+				cur = len(c.polys) - 1
+			}
+		default:
+			return nil, false
+		}
+	}
+	return closed, true
+}
+
+// arcSegments is how many chords draw an arc of radius r pixels and sweep
+// angle radians within a twentieth of a pixel of the circle.
+func arcSegments(r, angle float64) int {
+	if r <= 0.05 {
+		return 1
+	}
+	step := 2 * math.Acos(1-0.05/r)
+	return max(1, min(256, int(math.Ceil(math.Abs(angle)/step))))
+}
+
+func (c *rgbaCanvas) Fill(p vg.Path) {
+	if _, ok := c.flatten(p); !ok {
+		c.Canvas.Fill(p)
+		return
+	}
+	c.fillPolys(c.polys)
+}
+
+func (c *rgbaCanvas) Stroke(p vg.Path) {
+	if c.vgWidth <= 0 {
+		return
+	}
+	closed, ok := c.flatten(p)
+	if !ok || !c.rigid() {
+		c.Canvas.Stroke(p)
+		return
+	}
+	var shapes [][]point
+	w := c.st.width / 2
+	for i, pl := range c.polys {
+		pl = dropRepeats(pl)
+		if len(pl) < 2 {
+			continue
+		}
+		if closed[i] {
+			pl = append(pl, pl[0]) // the closing segment; its join is drawn as the last
+		}
+		for _, piece := range dash(pl, c.st.dashes, c.st.dashOffs) {
+			shapes = strokeOutline(shapes, piece, w, closed[i] && len(c.st.dashes) == 0)
+		}
+	}
+	c.fillPolys(shapes)
+}
+
+// dropRepeats removes consecutive repeated points.
+func dropRepeats(pl []point) []point {
+	out := pl[:1]
+	for _, q := range pl[1:] {
+		if q != out[len(out)-1] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// dash cuts a polyline into the pieces that a dash pattern (lengths of
+// dashes and gaps, starting offs into the pattern) draws, as gg does; with
+// no pattern the polyline is its one piece.
+func dash(pl []point, pattern []float64, offs float64) [][]point {
+	var total float64
+	for _, d := range pattern {
+		total += d
+	}
+	if len(pattern) == 0 || !(total > 0) {
+		return [][]point{pl}
+	}
+	// Where in the pattern the line starts.
+	k, left := 0, pattern[0]
+	for o := math.Mod(offs, total); o > 0; {
+		if o < left {
+			left -= o
+			break
+		}
+		o -= left
+		k = (k + 1) % len(pattern)
+		left = pattern[k]
+	}
+	var pieces [][]point
+	var cur []point
+	on := k%2 == 0
+	if on {
+		cur = []point{pl[0]}
+	}
+	for i := 1; i < len(pl); i++ {
+		p, q := pl[i-1], pl[i]
+		seg := math.Hypot(q.x-p.x, q.y-p.y)
+		pos := 0.0
+		for seg-pos > left {
+			pos += left
+			t := pos / seg
+			m := point{p.x + (q.x-p.x)*t, p.y + (q.y-p.y)*t}
+			if on {
+				pieces = append(pieces, append(cur, m))
+				cur = nil
+			} else {
+				cur = []point{m}
+			}
+			on = !on
+			k = (k + 1) % len(pattern)
+			left = pattern[k]
+		}
+		left -= seg - pos
+		if on {
+			cur = append(cur, q)
+		}
+	}
+	if on && len(cur) > 1 {
+		pieces = append(pieces, cur)
+	}
+	return pieces
+}
+
+// strokeOutline appends the shapes whose union is the stroke of a polyline
+// of half-width w with butt caps and round joins: a rectangle for each
+// segment and, at each join (and, closed, at the first point too), the
+// wedge of a disc that rounds the outer side of the turn. Shapes that meet
+// along an edge share it exactly, so that x/image/vector, which adds up
+// coverage, draws edges as sharp as one shape's: a whole disc at each join
+// would run its edge beside the rectangles' and make a line of short
+// segments look bold.
+func strokeOutline(shapes [][]point, pl []point, w float64, closed bool) [][]point {
+	var prev point // the previous segment's unit direction
+	for i := 1; i < len(pl); i++ {
+		p, q := pl[i-1], pl[i]
+		dx, dy := q.x-p.x, q.y-p.y
+		l := math.Hypot(dx, dy)
+		if l == 0 {
+			continue
+		}
+		ux, uy := dx/l, dy/l
+		nx, ny := -uy*w, ux*w
+		shapes = append(shapes, []point{{p.x + nx, p.y + ny}, {p.x - nx, p.y - ny}, {q.x - nx, q.y - ny}, {q.x + nx, q.y + ny}})
+		if i > 1 {
+			shapes = appendJoin(shapes, p, prev, point{ux, uy}, w)
+		}
+		prev = point{ux, uy}
+	}
+	if closed && len(pl) > 2 {
+		// The join at the first point, between the last segment and the first.
+		p, q := pl[0], pl[1]
+		if l := math.Hypot(q.x-p.x, q.y-p.y); l > 0 {
+			shapes = appendJoin(shapes, p, prev, point{(q.x - p.x) / l, (q.y - p.y) / l}, w)
+		}
+	}
+	return shapes
+}
+
+// appendJoin appends the round join at q of a segment in unit direction a
+// and the next in unit direction b: the wedge of the disc of radius w on
+// the outer side of the turn.
+func appendJoin(shapes [][]point, q, a, b point, w float64) [][]point {
+	cross := a.x*b.y - a.y*b.x
+	dot := a.x*b.x + a.y*b.y
+	if math.Abs(cross) < 1e-9 && dot > 0 {
+		return shapes // straight on
+	}
+	// The outer side: the normal (−a.y, a.x) turns away from the turn.
+	s := 1.0
+	if cross > 0 {
+		s = -1
+	}
+	a1 := math.Atan2(s*a.x, -s*a.y)
+	sweep := math.Atan2(s*b.x, -s*b.y) - a1
+	for sweep > math.Pi {
+		sweep -= 2 * math.Pi
+	}
+	for sweep < -math.Pi {
+		sweep += 2 * math.Pi
+	}
+	if math.Abs(cross) < 1e-9 {
+		// Back the way it came: the half disc ahead of the segment.
+		mid := a1 + sweep/2
+		if math.Cos(mid)*a.x+math.Sin(mid)*a.y < 0 {
+			sweep -= math.Copysign(2*math.Pi, sweep)
+		}
+	}
+	n := arcSegments(w, sweep)
+	wedge := make([]point, 0, n+2)
+	wedge = append(wedge, q)
+	for j := 0; j <= n; j++ {
+		t := a1 + sweep*float64(j)/float64(n)
+		wedge = append(wedge, point{q.x + w*math.Cos(t), q.y + w*math.Sin(t)})
+	}
+	return append(shapes, wedge)
+}
+
+// fillPolys fills the union of polygons with the current colour (nonzero
+// winding: the polygons must wind one way), on a raster the size of their
+// bounds.
+func (c *rgbaCanvas) fillPolys(polys [][]point) {
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, pl := range polys {
+		for _, q := range pl {
+			x0, y0, x1, y1 = min(x0, q.x), min(y0, q.y), max(x1, q.x), max(y1, q.y)
+		}
+	}
+	b := c.img.Bounds()
+	r := image.Rect(int(math.Floor(max(x0, -1))), int(math.Floor(max(y0, -1))), int(math.Ceil(min(x1, float64(b.Max.X)+1))), int(math.Ceil(min(y1, float64(b.Max.Y)+1)))).Intersect(b)
+	if r.Empty() {
+		return
+	}
+	z := &c.z
+	z.Reset(r.Dx(), r.Dy())
+	z.DrawOp = imagedraw.Over
+	ox, oy := float64(r.Min.X), float64(r.Min.Y)
+	for _, pl := range polys {
+		if len(pl) < 3 {
+			continue
+		}
+		if signedArea(pl) < 0 {
+			z.MoveTo(float32(pl[len(pl)-1].x-ox), float32(pl[len(pl)-1].y-oy))
+			for i := len(pl) - 2; i >= 0; i-- {
+				z.LineTo(float32(pl[i].x-ox), float32(pl[i].y-oy))
+			}
+		} else {
+			z.MoveTo(float32(pl[0].x-ox), float32(pl[0].y-oy))
+			for _, q := range pl[1:] {
+				z.LineTo(float32(q.x-ox), float32(q.y-oy))
+			}
+		}
+		z.ClosePath()
+	}
+	z.Draw(c.img, r, image.NewUniform(c.st.color), image.Point{})
+}
+
+// signedArea is twice the signed area of a polygon.
+func signedArea(pl []point) float64 {
+	var s float64
+	for i, p := range pl {
+		q := pl[(i+1)%len(pl)]
+		s += p.x*q.y - q.x*p.y
+	}
+	return s
+}
+
+// faceKey names a font face at a size.
+type faceKey struct {
+	font *opentype.Font
+	size vg.Length
+}
+
+// glyphKey names a glyph drawn at a sub-pixel position.
+type glyphKey struct {
+	face   font.Face
+	r      rune
+	fx, fy fixed.Int26_6 // the position's fraction of a pixel
+}
+
+// glyph is a rasterised glyph: its mask, where the mask goes relative to
+// the whole pixel of the position, and the advance.
+type glyph struct {
+	ok      bool
+	dr      image.Rectangle
+	mask    *image.Alpha
+	advance fixed.Int26_6
+}
+
+// FillString draws text as vgimg's canvas does (gg's DrawString), glyph
+// by glyph, when the canvas is upright; otherwise through vgimg.
+func (c *rgbaCanvas) FillString(f plotfont.Face, pt vg.Point, str string) {
+	if f.Font.Size == 0 {
+		return
+	}
+	// vgimg inverts y once more for text: the glyphs go on the image
+	// through the context's transform and that inversion.
+	a, b, cc, d, e, ff := c.transform()
+	h := float64(c.img.Bounds().Dy()) // gg's InvertY
+	// The transform composed with InvertY: x' = a·x − b·y + (b·h + e), ...
+	ia, ib, ic, id, ie, iff := a, -b, cc, -d, b*h+e, d*h+ff
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
+	if !near(ia, 1) || !near(ib, 0) || !near(ic, 0) || !near(id, 1) || !near(ie, 0) || !near(iff, 0) {
+		c.Canvas.FillString(f, pt, str)
+		return
+	}
+	key := faceKey{f.Face, f.Font.Size}
+	face, ok := c.faces[key]
+	if !ok {
+		face = f.FontFace(dpi)
+		c.faces[key] = face
+	}
+	_, ch := c.Canvas.Size()
+	x := pt.X.Dots(dpi)
+	y := ch.Dots(dpi) - pt.Y.Dots(dpi)
+	dot := fixed.Point26_6{X: fixed.Int26_6(math.Round(x * 64)), Y: fixed.Int26_6(math.Round(y * 64))}
+	src := image.NewUniform(c.st.color)
+	prev := rune(-1)
+	for _, r := range str {
+		if prev >= 0 {
+			dot.X += face.Kern(prev, r)
+		}
+		g := c.glyph(face, r, dot)
+		if g.ok {
+			whole := image.Point{X: dot.X.Floor(), Y: dot.Y.Floor()}
+			dr := g.dr.Add(whole)
+			imagedraw.DrawMask(c.img, dr, src, image.Point{}, g.mask, image.Point{}, imagedraw.Over)
+			dot.X += g.advance
+			prev = r
+		}
+	}
+}
+
+// glyph returns r of face rasterised at dot's fraction of a pixel.
+func (c *rgbaCanvas) glyph(face font.Face, r rune, dot fixed.Point26_6) *glyph {
+	k := glyphKey{face, r, dot.X & 63, dot.Y & 63}
+	if g, ok := c.glyphs[k]; ok {
+		return g
+	}
+	g := &glyph{}
+	at := fixed.Point26_6{X: k.fx, Y: k.fy}
+	dr, mask, maskp, advance, ok := face.Glyph(at, r)
+	if ok {
+		m := image.NewAlpha(image.Rect(0, 0, dr.Dx(), dr.Dy()))
+		imagedraw.Draw(m, m.Rect, mask, maskp, imagedraw.Src)
+		g.ok, g.dr, g.mask, g.advance = true, dr, m, advance
+	}
+	c.glyphs[k] = g
+	return g
+}

@@ -1,0 +1,72 @@
+package plots
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// drawShapes draws what tsim's pictures draw most on c: a long zigzag, a
+// dashed line, a closed outline, dots, upright and rotated text.
+func drawShapes(c vg.CanvasSizer) {
+	dc := draw.New(c)
+	var zig []vg.Point
+	for i := range 400 {
+		zig = append(zig, vg.Point{X: px(20 + float64(i)), Y: px(150 + 40*math.Sin(float64(i)/3) + float64(i%7))})
+	}
+	dc.StrokeLines(draw.LineStyle{Color: palette[0], Width: px(3)}, zig)
+	dc.StrokeLine2(draw.LineStyle{Color: palette[5], Width: px(1.4), Dashes: dashes(5, 3)}, px(20), px(60), px(420), px(90))
+	dc.StrokeLines(draw.LineStyle{Color: color.Black, Width: px(1)}, []vg.Point{{X: px(30), Y: px(20)}, {X: px(200), Y: px(20)}, {X: px(200), Y: px(50)}, {X: px(30), Y: px(50)}, {X: px(30), Y: px(20)}})
+	for i := range 50 {
+		dc.DrawGlyph(draw.GlyphStyle{Color: color.NRGBA{0, 0x72, 0xb2, 0xa0}, Radius: px(2), Shape: draw.CircleGlyph{}}, vg.Point{X: px(230 + 3.3*float64(i)), Y: px(35)})
+	}
+	sty := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 12), Handler: plot.DefaultTextHandler}
+	dc.FillText(sty, vg.Point{X: px(20), Y: px(230)}, "Requests Executing 0123456789")
+	sty.Rotation = math.Pi / 2
+	dc.FillText(sty, vg.Point{X: px(440), Y: px(120)}, "count")
+}
+
+// The fast canvas draws what vgimg's draws: every shape is there, as heavy
+// (ink within 3%), and pixels differ only at anti-aliased edges.
+func TestRGBACanvasDrawsAsVgimg(t *testing.T) {
+	const w, h = 460, 250
+	fast := image.NewRGBA(image.Rect(0, 0, w, h))
+	drawShapes(newRGBACanvas(fast))
+	ref := vgimg.NewWith(vgimg.UseWH(px(w), px(h)), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	drawShapes(ref)
+	slow := ref.Image().(*image.RGBA)
+	ink := func(m *image.RGBA) (sum float64) {
+		for i := 0; i < len(m.Pix); i += 4 {
+			sum += float64(3*255-int(m.Pix[i])-int(m.Pix[i+1])-int(m.Pix[i+2])) / (3 * 255)
+		}
+		return sum
+	}
+	a, b := ink(fast), ink(slow)
+	if math.Abs(a-b) > 0.03*b {
+		t.Errorf("ink %.0f, vgimg's %.0f: more than 3%% apart", a, b)
+	}
+	var far, diff int
+	for i := 0; i < len(fast.Pix); i += 4 {
+		d := 0
+		for k := range 3 {
+			d = max(d, int(math.Abs(float64(fast.Pix[i+k])-float64(slow.Pix[i+k]))))
+		}
+		if d > 0 {
+			diff++
+		}
+		if d > 128 {
+			far++
+		}
+	}
+	t.Logf("ink %.0f vs %.0f; %d pixels differ, %d by more than half", a, b, diff, far)
+	if far > w*h/500 {
+		t.Errorf("%d pixels differ by more than half from vgimg's (of %d)", far, w*h)
+	}
+}
