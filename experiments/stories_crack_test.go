@@ -166,3 +166,17 @@ func TestHowManyFrontEndsAtTen(t *testing.T) {
 	}
 	figure(t, "as-deployed-aspnet-10: goodput against fixed", ten.GoodputPerS/fix.GoodputPerS, 1, 0.02)
 }
+
+// "How to use performance counters to diagnose performance of WCF
+// applications" (seed 000; row 52a): Request Execution Time is the inverse
+// of Requests/sec only when requests run one at a time; "In general when
+// the requests are processed concurrently, this is not true" — it is the
+// requests executing divided by the rate (Little's law).
+func TestStoryCountersConcurrent(t *testing.T) {
+	r := runVariant(t, "only-two-requests.toml", "maxconnection-200", format.Param{Key: "load.users", Value: "100"})
+	s := tierOf(t, r, "service")
+	if inv := 1 / s.RequestsPerS; s.ExecTimeMean < 10*inv {
+		t.Errorf("Request Execution Time %.3f s against 1 / Requests/sec = %.3f s; want far from it", s.ExecTimeMean, inv)
+	}
+	figure(t, "Request Execution Time against Requests Executing / Requests/sec", s.ExecTimeMean, s.ExecutingMean/s.RequestsPerS, 0.02)
+}
