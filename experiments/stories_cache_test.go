@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -83,4 +84,161 @@ func TestStoryChannelFactoryCache(t *testing.T) {
 	if r := run("net45-binding-ctor-always-on"); hitShare(t, r) != 1 {
 		t.Errorf("AlwaysOn: %.0f%% hits, want all", 100*hitShare(t, r))
 	}
+}
+
+// Seed 000/001, "Orcas SP1 Improvement: Asynchronous WCF HTTP
+// Module/Handler": WcfAsyncWebUtil /ia, /t, /t 1000 and "more than 10K
+// concurrent slow requests" (rows 31–36).
+func TestStoryWcfAsyncModule10k(t *testing.T) {
+	runs := runStory(t, "wcf-async-module-10k.toml", 45*time.Second)
+	run := func(v string) *results.Run { return storyCRun(t, runs, v) }
+	syn, synT, ia, iat, k := run("sync-module"), run("sync-module-t1000"), run("ia"), run("ia-t"), run("ia-t1000")
+	// Row 31: MaxConcurrentRequestsPerCpu 12 on 16 cores; the synchronous
+	// module holds an ASP.NET worker thread per request (in the first
+	// minute the CLR is still injecting them, ~2/s from 16).
+	if s := tierOf(t, syn, "svc"); s.ExecutingMax > 192 || s.WorkerBusyMax != s.ExecutingMax || s.AppQueuedMax != 5000 {
+		t.Errorf("sync module: executing max %.0f, worker threads busy max %.0f, queue max %.0f; want ≤ 192, one worker each, 5000", s.ExecutingMax, s.WorkerBusyMax, s.AppQueuedMax)
+	}
+	// Row 33a: "not possible with the synchronous HttpModule" — the
+	// throttle raised by hand, the module still holds a worker thread per
+	// request, and autoConfig's pool has 100 × 16.
+	if s := tierOf(t, synT, "svc"); s.ExecutingMax != 1600 || s.WorkerBusyMax != 1600 || s.QueuedMean < 9000 {
+		t.Errorf("sync module, throttle 1000: executing max %.0f, worker busy max %.0f, %.0f waiting; want 1,600, 1,600 and the rest (~10,300) waiting", s.ExecutingMax, s.WorkerBusyMax, s.QueuedMean)
+	}
+	// /ia alone: still 12 per CPU, but no thread held.
+	if s := tierOf(t, ia, "svc"); s.ExecutingMax != 192 || s.ThreadsBusyMax > 5 {
+		t.Errorf("/ia: executing max %.0f, threads busy max %.0f; want 192 and a handful", s.ExecutingMax, s.ThreadsBusyMax)
+	}
+	// Row 34: /t "Default is 100" per CPU.
+	if s := tierOf(t, iat, "svc"); s.ExecutingMax != 1600 {
+		t.Errorf("/ia /t: executing max %.0f, want 100 × 16", s.ExecutingMax)
+	}
+	// Row 33: /ia /t 1000, "more than 10K concurrent slow requests", and
+	// "the whole stack does not hold any thread": a few threads busy.
+	s := tierOf(t, k, "svc")
+	if s.ExecutingMean <= 10000 || s.ExecutingMax > 16000 || s.ThreadsBusyMax > 20 || k.Requests.Rejected != 0 {
+		t.Errorf("/ia /t 1000: executing mean %.0f / max %.0f, threads busy max %.0f, %d rejected; want more than 10,000 on a few threads, none refused",
+			s.ExecutingMean, s.ExecutingMax, s.ThreadsBusyMax, k.Requests.Rejected)
+	}
+	if k.GoodputPerS < 50*syn.GoodputPerS {
+		t.Errorf("/ia /t 1000: %.0f calls/s against the synchronous module's %.1f; want ≥ 50×", k.GoodputPerS, syn.GoodputPerS)
+	}
+	// "The only performance concern would be the memory usage": the assumed
+	// 64 KB a request, for the most requests in the process (±2 %).
+	figure(t, "/ia /t 1000: memory max (MB)", s.MemoryMaxMB, s.ExecutingMax*64/1024, 0.02)
+}
+
+// Seed 000/001, "WCF Request Throttling and Server Scalability" and
+// "Orcas SP1 Improvement": two threads per request behind the synchronous
+// module against the 3.5 SP1 asynchronous one (rows 37, 38, 42).
+func TestStoryAsyncHTTPModule(t *testing.T) {
+	runs := runStory(t, "async-http-module.toml", 0)
+	syn, asy := storyCRun(t, runs, "sync-module"), storyCRun(t, runs, "async-module")
+	s := tierOf(t, syn, "svc")
+	// The posts' figures: 12 requests per CPU on 4 cores, two threads each.
+	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.WorkerBusyMax != 48 || s.IOBusyMax != 48 {
+		t.Errorf("sync module: executing max %.0f (want 12 × 4 = 48), threads busy max %.0f (want 96: %.0f worker + %.0f I/O)",
+			s.ExecutingMax, s.ThreadsBusyMax, s.WorkerBusyMax, s.IOBusyMax)
+	}
+	if s.AppQueuedMax != 5000 || s.CPUUtil > 0.03 || syn.RejectRate < 0.95 {
+		t.Errorf("sync module: application queue max %.0f (want 5000), CPU %.1f%%, %.1f%% rejected; want < 3%% and ≥ 95%%", s.AppQueuedMax, 100*s.CPUUtil, 100*syn.RejectRate)
+	}
+	if g := syn.ThroughputPerS; g < 8.5 || g > 10 {
+		t.Errorf("sync module: %.2f calls/s, want ≈ 9.6 (48 / 5 s)", g)
+	}
+	// /ia /t 1000 and an asynchronous operation: thousands in progress on a
+	// few threads ("the whole stack does not hold any thread").
+	a := tierOf(t, asy, "svc")
+	if a.ExecutingMean < 1800 || a.ExecutingMax < 2000 || a.ThreadsBusyMax > 10 {
+		t.Errorf("async module: executing mean %.0f / max %.0f (want ≈ 2000), threads busy max %.0f (want ≤ 10)",
+			a.ExecutingMean, a.ExecutingMax, a.ThreadsBusyMax)
+	}
+	if asy.Requests.Rejected != 0 || asy.Requests.TimedOut != 0 || asy.GoodputPerS < 390 {
+		t.Errorf("async module: %.1f calls/s, %d rejected, %d timed out; want all 400/s served", asy.GoodputPerS, asy.Requests.Rejected, asy.Requests.TimedOut)
+	}
+	if asy.Latency.Mean > 5.3 || a.CPUUtil < 0.3 || a.CPUUtil > 0.7 {
+		t.Errorf("async module: mean %.2f s (want the partner's ≈ 5 s), CPU %.0f%% (want 30–70%%)", asy.Latency.Mean, 100*a.CPUUtil)
+	}
+	// /ia /t 1000 with a synchronous operation: each request still holds an
+	// I/O thread for its 5 s; the pool grows by injection to its 100 × 4.
+	mix := storyCRun(t, runs, "async-module-sync-op")
+	m := tierOf(t, mix, "svc")
+	if m.IOBusyMax != 400 || m.WorkerBusyMax != 0 || m.ExecutingMax != 4000 || mix.RejectRate < 0.8 {
+		t.Errorf("async module, sync operation: I/O busy max %.0f (want 400), worker busy max %.0f (want 0), executing max %.0f (want 1000 × 4), %.0f%% rejected (want ≥ 80%%)",
+			m.IOBusyMax, m.WorkerBusyMax, m.ExecutingMax, 100*mix.RejectRate)
+	}
+	if mix.GoodputPerS < 3*syn.GoodputPerS || mix.GoodputPerS > asy.GoodputPerS/4 {
+		t.Errorf("async module, sync operation: %.1f calls/s; want between sync module's ×3 (%.1f) and async's ÷4 (%.1f)",
+			mix.GoodputPerS, 3*syn.GoodputPerS, asy.GoodputPerS/4)
+	}
+}
+
+// Seed 000/001, "Orcas SP1 Improvement", Default Installation: the
+// asynchronous module on IIS 6, "too much memory usage due to huge amount
+// of pending requests" (row 36).
+func TestStoryAsyncHTTPModuleMemory(t *testing.T) {
+	runs := runStory(t, "async-http-module-memory.toml", 0)
+	iis7, iis6 := storyCRun(t, runs, "iis7"), storyCRun(t, runs, "iis6")
+	const kb = 64.0 / 1024 // MB per request
+	// IIS 7: 48 admitted + 5000 queued, the rest refused; memory levels off.
+	s7 := tierOf(t, iis7, "svc")
+	if s7.ExecutingMax != 48 || s7.QueuedMax != 5000 || iis7.Requests.Rejected == 0 {
+		t.Errorf("iis7: executing max %.0f, queued max %.0f, %d rejected; want 48, 5000 and some", s7.ExecutingMax, s7.QueuedMax, iis7.Requests.Rejected)
+	}
+	if want := 5048 * kb; math.Abs(s7.MemoryMaxMB-want) > 2 {
+		t.Errorf("iis7: memory max %.1f MB, want ≈ %.0f MB (5048 requests × 64 KB)", s7.MemoryMaxMB, want)
+	}
+	if m4, m9 := storyBTier(t, iis7, 0, 400).MemoryMB, storyBTier(t, iis7, 0, 590).MemoryMB; math.Abs(m9-m4) > 1 {
+		t.Errorf("iis7: memory %.0f MB at 400 s, %.0f MB at 590 s; want level", m4, m9)
+	}
+	// IIS 6: nothing refused, memory grows at ~17 requests/s × 64 KB.
+	s6 := tierOf(t, iis6, "svc")
+	if iis6.Requests.Rejected != 0 || s6.ExecutingMax < 10000 {
+		t.Errorf("iis6: %d rejected, %.0f requests in the process at most; want none and > 10000", iis6.Requests.Rejected, s6.ExecutingMax)
+	}
+	m2, m6 := storyBTier(t, iis6, 0, 200).MemoryMB, storyBTier(t, iis6, 0, 600).MemoryMB
+	if rate := (m6 - m2) / 400; rate < 0.9 || rate > 1.2 {
+		t.Errorf("iis6: memory %.0f MB at 200 s, %.0f MB at 600 s: %.2f MB/s; want ≈ 1.05 ((20 − 3.2)/s × 64 KB)", m2, m6, rate)
+	}
+	if s6.MemoryMaxMB < 2*s7.MemoryMaxMB {
+		t.Errorf("iis6: memory max %.0f MB against iis7's %.0f; want ≥ 2× after 10 min", s6.MemoryMaxMB, s7.MemoryMaxMB)
+	}
+	// Both drain the WCF throttle at the same rate: 16 calls / 5 s.
+	for _, v := range []string{"iis7", "iis6"} {
+		if g := runs[v].ThroughputPerS; g < 2.9 || g > 3.5 {
+			t.Errorf("%s: %.2f calls/s, want ≈ 3.2 (16 calls / 5 s)", v, g)
+		}
+	}
+}
+
+// Seed 000/001, "WCF Request Throttling and Server Scalability": the
+// synchronous module is harmless when CPU-bound; maxWorkerThreads; and
+// minWorkerThreads (rows 39–41).
+func TestStorySyncModuleCPUBound(t *testing.T) {
+	runs := runStory(t, "sync-module-cpu-bound.toml", 0)
+	storyCClean(t, runs)
+	cpuB, asyncB := storyCRun(t, runs, "cpu-bound"), storyCRun(t, runs, "cpu-bound-async-module")
+	s := tierOf(t, cpuB, "svc")
+	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.CPUUtil < 0.99 {
+		t.Errorf("cpu-bound: executing max %.0f (want 12 × 4), threads busy max %.0f (want two each), CPU %.0f%% (want 100)", s.ExecutingMax, s.ThreadsBusyMax, 100*s.CPUUtil)
+	}
+	// "quite low impact as long as the server is busy processing requests"
+	if !storyCWithin(cpuB.GoodputPerS, asyncB.GoodputPerS, 0.01) {
+		t.Errorf("cpu-bound: %.1f calls/s with the synchronous module, %.1f with the asynchronous one; want the same", cpuB.GoodputPerS, asyncB.GoodputPerS)
+	}
+	// "the default limit of concurrent requests may not be enough"
+	io, raised := storyCRun(t, runs, "io-bound"), storyCRun(t, runs, "io-bound-maxWorkerThreads-200")
+	if c := tierOf(t, io, "svc"); c.CPUUtil > 0.7 || c.QueuedMean < 100 || c.ExecutingMax != 48 {
+		t.Errorf("io-bound: CPU %.0f%%, %.0f queued, executing max %.0f; want the CPU idle while 48 execute and many queue", 100*c.CPUUtil, c.QueuedMean, c.ExecutingMax)
+	}
+	// "you need to increase maxWorkerThreads"
+	if c := tierOf(t, raised, "svc"); c.CPUUtil < 0.97 || raised.GoodputPerS < 1.5*io.GoodputPerS {
+		t.Errorf("maxWorkerThreads 200: CPU %.0f%%, %.0f calls/s against %.0f; want the CPU full and ≥ 1.5×", 100*c.CPUUtil, raised.GoodputPerS, io.GoodputPerS)
+	}
+	for _, v := range []string{"cpu-bound-minWorkerThreads-3", "cpu-bound-minWorker-and-IoThreads-3"} {
+		if r := storyCRun(t, runs, v); !storyCWithin(r.GoodputPerS, cpuB.GoodputPerS, 0.01) {
+			t.Errorf("%s: %.1f calls/s against %.1f; tsim sees no difference", v, r.GoodputPerS, cpuB.GoodputPerS)
+		}
+	}
+	notYet(t, "minWorkerThreads 2 or 3 for best throughput", "a cost that idle threads save once the CPU is full (context switches, thread creation under load)")
 }

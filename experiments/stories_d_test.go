@@ -7,7 +7,6 @@ package experiments
 
 import (
 	"testing"
-	"time"
 
 	"github.com/tsim-dev/tsim/results"
 )
@@ -86,68 +85,6 @@ func TestStoryNetTcp29k(t *testing.T) {
 	figure(t, "debug client: times slower", tcp.GoodputPerS/dbg.GoodputPerS, 29, 0.05)
 	notYet(t, "server GC", "a garbage-collection cost per request that the GC mode changes")
 	notYet(t, "one-way operations", "a one-way exchange (the reply sent before the operation runs)")
-}
-
-// Seed 000/001, "Orcas SP1 Improvement": WcfAsyncWebUtil /ia /t 1000 and
-// more than 10K concurrent slow requests.
-func TestStoryWcfAsyncModule10k(t *testing.T) {
-	runs := runStory(t, "wcf-async-module-10k.toml", 70*time.Second)
-	syn, ia, iat, k := storyCRun(t, runs, "sync-module"), storyCRun(t, runs, "ia"), storyCRun(t, runs, "ia-t"), storyCRun(t, runs, "ia-t1000")
-	// MaxConcurrentRequestsPerCpu 12 on 16 cores; the synchronous module
-	// holds an ASP.NET worker thread per request (in the first 70 s the CLR
-	// is still injecting them, ~2/s from 16).
-	if s := tierOf(t, syn, "svc"); s.ExecutingMax > 192 || s.WorkerBusyMax != s.ExecutingMax || s.AppQueuedMax != 5000 {
-		t.Errorf("sync module: executing max %.0f, worker threads busy max %.0f, queue max %.0f; want ≤ 192, one worker each, 5000", s.ExecutingMax, s.WorkerBusyMax, s.AppQueuedMax)
-	}
-	// /ia alone: still 12 per CPU, but no thread held.
-	if s := tierOf(t, ia, "svc"); s.ExecutingMax != 192 || s.ThreadsBusyMax > 5 {
-		t.Errorf("/ia: executing max %.0f, threads busy max %.0f; want 192 and a handful", s.ExecutingMax, s.ThreadsBusyMax)
-	}
-	// /t: "Default is 100" per CPU.
-	if s := tierOf(t, iat, "svc"); s.ExecutingMax != 1600 {
-		t.Errorf("/ia /t: executing max %.0f, want 100 × 16", s.ExecutingMax)
-	}
-	// /ia /t 1000: "more than 10K concurrent slow requests", on a few threads.
-	s := tierOf(t, k, "svc")
-	if s.ExecutingMax < 10000 || s.ExecutingMean < 9500 || s.ThreadsBusyMax > 20 || k.Requests.Rejected != 0 {
-		t.Errorf("/ia /t 1000: executing mean %.0f / max %.0f, threads busy max %.0f, %d rejected; want ~10,000 on a few threads, none refused",
-			s.ExecutingMean, s.ExecutingMax, s.ThreadsBusyMax, k.Requests.Rejected)
-	}
-	if k.GoodputPerS < 50*syn.GoodputPerS {
-		t.Errorf("/ia /t 1000: %.0f calls/s against the synchronous module's %.1f; want ≥ 50×", k.GoodputPerS, syn.GoodputPerS)
-	}
-}
-
-// Seed 000/001, "WCF Request Throttling and Server Scalability": the
-// synchronous module is harmless when CPU-bound; maxWorkerThreads; and
-// minWorkerThreads.
-func TestStorySyncModuleCPUBound(t *testing.T) {
-	runs := runStory(t, "sync-module-cpu-bound.toml", 0)
-	storyCClean(t, runs)
-	cpuB, asyncB := storyCRun(t, runs, "cpu-bound"), storyCRun(t, runs, "cpu-bound-async-module")
-	s := tierOf(t, cpuB, "svc")
-	if s.ExecutingMax != 48 || s.ThreadsBusyMax != 96 || s.CPUUtil < 0.99 {
-		t.Errorf("cpu-bound: executing max %.0f (want 12 × 4), threads busy max %.0f (want two each), CPU %.0f%% (want 100)", s.ExecutingMax, s.ThreadsBusyMax, 100*s.CPUUtil)
-	}
-	// "quite low impact as long as the server is busy processing requests"
-	if !storyCWithin(cpuB.GoodputPerS, asyncB.GoodputPerS, 0.01) {
-		t.Errorf("cpu-bound: %.1f calls/s with the synchronous module, %.1f with the asynchronous one; want the same", cpuB.GoodputPerS, asyncB.GoodputPerS)
-	}
-	// "the default limit of concurrent requests may not be enough"
-	io, raised := storyCRun(t, runs, "io-bound"), storyCRun(t, runs, "io-bound-maxWorkerThreads-200")
-	if c := tierOf(t, io, "svc"); c.CPUUtil > 0.7 || c.QueuedMean < 100 || c.ExecutingMax != 48 {
-		t.Errorf("io-bound: CPU %.0f%%, %.0f queued, executing max %.0f; want the CPU idle while 48 execute and many queue", 100*c.CPUUtil, c.QueuedMean, c.ExecutingMax)
-	}
-	// "you need to increase maxWorkerThreads"
-	if c := tierOf(t, raised, "svc"); c.CPUUtil < 0.97 || raised.GoodputPerS < 1.5*io.GoodputPerS {
-		t.Errorf("maxWorkerThreads 200: CPU %.0f%%, %.0f calls/s against %.0f; want the CPU full and ≥ 1.5×", 100*c.CPUUtil, raised.GoodputPerS, io.GoodputPerS)
-	}
-	for _, v := range []string{"cpu-bound-minWorkerThreads-3", "cpu-bound-minWorker-and-IoThreads-3"} {
-		if r := storyCRun(t, runs, v); !storyCWithin(r.GoodputPerS, cpuB.GoodputPerS, 0.01) {
-			t.Errorf("%s: %.1f calls/s against %.1f; tsim sees no difference", v, r.GoodputPerS, cpuB.GoodputPerS)
-		}
-	}
-	notYet(t, "minWorkerThreads 2 or 3 for best throughput", "a cost that idle threads save once the CPU is full (context switches, thread creation under load)")
 }
 
 // facts §4/§5 and seeds 000/004: a burst of netTcp clients against the

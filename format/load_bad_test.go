@@ -166,6 +166,9 @@ var badCases = []struct {
 	{"proxy-construction", mut(`timeout = "20s"`, "timeout = \"20s\"\nproxy_construction = \"bindin\""), []string{
 		`crack.toml:18: tier.web.step.2.proxy_construction: unknown value "bindin" (allowed: "config", "binding", "touched", "channel-factory")`,
 	}},
+	{"async-module-on-3.0", mut("cores = 8", "cores = 8\ndotnet = \"3.0\"\nadmission.module = \"async\""), []string{
+		`crack.toml:13: tier.web.admission.module: the asynchronous WCF HTTP module came with .NET 3.5 SP1; this tier's dotnet is "3.0" (allowed: "sync")`,
+	}},
 	{"inline-steps", `[load]
 users = 1
 [[tier]]

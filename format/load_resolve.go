@@ -368,6 +368,14 @@ func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
 	a.QueueLimit = c.int(scopeTier, "admission.queue_limit")
 	a.SyncModule = aspnet && c.str(scopeTier, "admission.module") == "sync"
+	if s, ok := c.explicit("admission.module"); ok && s.v == "async" {
+		// Dong, "Orcas SP1 Improvement": "in Orcas SP1 (.NET 3.5 SP1), WCF
+		// has implemented the asynchronous HTTP Module/Handler" (tsim's
+		// "3.5" includes SP1).
+		if v := c.str(scopeTier, "dotnet"); v != "" && !dotnetAtLeast(v, "3.5") {
+			c.errAt("admission.module", "the asynchronous WCF HTTP module came with .NET 3.5 SP1; this tier's dotnet is %q (allowed: \"sync\")", v)
+		}
+	}
 	// facts §2a: executionTimeout is an ASP.NET setting; whether it fires
 	// for WCF is unconfirmed and assumed not, so a WCF tier gets it only
 	// when the experiment sets it explicitly.
