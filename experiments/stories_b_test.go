@@ -216,4 +216,3 @@ func TestStorySyncVsAsyncService(t *testing.T) {
 		t.Errorf("sync %.1f/s, async %.1f/s; want the same, no failures", syn.GoodputPerS, asy.GoodputPerS)
 	}
 }
-
