@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
@@ -180,4 +181,44 @@ func TestStoryCountersConcurrent(t *testing.T) {
 		t.Errorf("Request Execution Time %.3f s against 1 / Requests/sec = %.3f s; want far from it", s.ExecTimeMean, inv)
 	}
 	figure(t, "Request Execution Time against Requests Executing / Requests/sec", s.ExecTimeMean, s.ExecutingMean/s.RequestsPerS, 0.02)
+}
+
+// crack-throttling-as-reported-sweep.toml: no connection limit gives the
+// post's figures together (docs/stories.md C3): the back end executes as
+// many calls as there are connections, its 7 needs 7, the 4–12 s need 3 or
+// 4, and nothing times out. The file repeats the story's inputs; its point
+// at 10 must be the story's [misconfigured].
+func TestCrackThrottlingAsReportedSweep(t *testing.T) {
+	const file = "crack-throttling-as-reported-sweep.toml"
+	ten := storyTopology(t, "crack-throttling-as-reported.toml", "misconfigured")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment(file, data, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := x.ScenarioWith("base", []format.Param{{Key: "tier.web.calls.connection_limit_code", Value: "10"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sc.Topology, ten) {
+		t.Errorf("%s at 10 connections is not crack-throttling-as-reported.toml [misconfigured]: keep the two files in step", file)
+	}
+	for _, c := range []struct {
+		limit        string
+		feLo, feHi   float64 // FE Requests Executing, mean
+		latLo, latHi float64 // mean page latency, s
+	}{{"3", 74, 84, 8, 11}, {"4", 72, 81, 6, 8}, {"7", 66, 75, 3, 4.5}} {
+		r := runVariant(t, file, "base", format.Param{Key: "tier.web.calls.connection_limit_code", Value: c.limit})
+		web, svc := tierOf(t, r, "web"), tierOf(t, r, "service")
+		n := float64(r.Calls[1].Limit)
+		if svc.ExecutingMax > n || svc.ExecutingMean < n-0.1 || r.Requests.TimedOut != 0 {
+			t.Errorf("limit %s: BE executing mean %.1f max %.0f, %d timeouts; want the %v connections' %v, none", c.limit, svc.ExecutingMean, svc.ExecutingMax, r.Requests.TimedOut, n, n)
+		}
+		if web.ExecutingMean < c.feLo || web.ExecutingMean > c.feHi || r.Latency.Mean < c.latLo || r.Latency.Mean > c.latHi {
+			t.Errorf("limit %s: FE executing %.1f (want %g–%g), mean latency %.2f s (want %g–%g)", c.limit, web.ExecutingMean, c.feLo, c.feHi, r.Latency.Mean, c.latLo, c.latHi)
+		}
+	}
 }
