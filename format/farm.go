@@ -140,13 +140,17 @@ type agentSpec struct {
 	n     int
 	cores int
 	cpu   sim.Dist
+	// machine, if > 0, is the shared machine the agents run on
+	// (load.agent_machine), with its CPU discipline.
+	machine int
+	disc    model.CPUDiscipline
 }
 
-// resolveAgents reads load.agents, agent_cores and agent_cpu: the load
-// runs on agents when any is set.
+// resolveAgents reads load.agents, agent_cores, agent_cpu and
+// agent_machine: the load runs on agents when any is set.
 func (p *loader) resolveAgents(doc *docSpec, top *chain, l *model.Load, names []string) *agentSpec {
 	set := false
-	for _, k := range []string{"load.agents", "load.agent_cores", "load.agent_cpu"} {
+	for _, k := range []string{"load.agents", "load.agent_cores", "load.agent_cpu", "load.agent_machine"} {
 		if _, ok := doc.top[k]; ok {
 			set = true
 		}
@@ -254,7 +258,7 @@ func (p *loader) expandFarms(topo *model.Topology, farms []*farmSpec, ag *agentS
 		for r := 1; r <= ag.n; r++ {
 			t := model.Tier{
 				Name: fmt.Sprintf("%s#%d", agentName, r), Farm: agentName, Replica: r, Agent: true,
-				Host: model.HostSelf, Cores: ag.cores, CostMultiplier: 1,
+				Host: model.HostSelf, Cores: ag.cores, CostMultiplier: 1, Machine: ag.machine, CPU: ag.disc,
 				Worker: model.Pool{Min: unlimitedThreads, Max: unlimitedThreads},
 				IO:     model.Pool{Min: unlimitedThreads, Max: unlimitedThreads},
 			}

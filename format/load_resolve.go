@@ -244,12 +244,22 @@ func (p *loader) resolve(doc *docSpec) model.Topology {
 	var callAt [][]pos // per tier, per step: where the call target was set
 	callAt = make([][]pos, len(doc.tiers))
 	farms := p.resolveFarms(doc)
+	machines := p.resolveMachines(doc, index, names, farms)
 	for i, t := range doc.tiers {
+		if h := machines.host[i]; h >= 0 {
+			guest := *t
+			guest.keys = guestKeys(t, doc.tiers[h], p)
+			t = &guest
+		}
 		topo.Tiers[i], callAt[i] = p.resolveTier(t, index, names, farms)
 	}
+	applyMachines(topo.Tiers, machines)
 	p.checkCycles(topo.Tiers, doc, callAt)
 	var ag *agentSpec
 	topo.Load, ag = p.resolveLoad(doc, top, index, names, farms)
+	if h := machines.agents; h >= 0 && ag != nil {
+		ag.cores, ag.machine, ag.disc = topo.Tiers[h].Cores, h+1, topo.Tiers[h].CPU
+	}
 	p.checkAffinity(farms)
 	p.expandFarms(&topo, farms, ag, top)
 	return topo

@@ -163,6 +163,7 @@ var topKeys = concatKeys(
 		intKey("load.agents", 1, MaxReplicas, "agents"),
 		{name: "load.agent_cpu", typ: tDist},
 		intKey("load.agent_cores", 1, 1024, "cores"),
+		{name: "load.agent_machine", typ: tString},
 	},
 	callKeysExcept("load.call.", "call", "timeout"),
 )
@@ -172,6 +173,7 @@ var tierKeys = concatKeys(
 		enumKey("preset", tierPresetNames()...),
 		enumKey("host", model.HostNames()...),
 		intKey("cores", 1, 1024, "cores"),
+		{name: "machine", typ: tString},
 		enumKey("cpu_discipline", model.CPUNames()...),
 		floatKey("cost_multiplier", 0, 1000, true),
 		{name: "async", typ: tBool},

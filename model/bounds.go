@@ -155,6 +155,7 @@ func Analyse(top *Topology) Analysis {
 	lc := &top.Load.Call
 	add(Bound{Throttle: "connections load→" + top.HostName(lc, 0), Kind: "connection", Tier: "load",
 		Limit: limit(lc.Conn.Limit), Hold: connHold(top, lc, false, visit), Note: lc.Conn.Resolution})
+	var shared []sharedCPU
 	for i := range top.Tiers {
 		t := &top.Tiers[i]
 		v := visits[i]
@@ -234,8 +235,13 @@ func Analyse(top *Topology) Analysis {
 		if t.Agent {
 			cpu = scale(p.cpu, v) // a load agent's CPU is its own step
 		}
-		add(Bound{Throttle: "CPU " + t.Name, Kind: "cpu", Tier: t.Name, Limit: float64(t.Cores), Hold: cpu,
-			Note: fmt.Sprintf("%d cores", t.Cores)})
+		if t.Machine > 0 {
+			// A shared machine: one CPU bound for its tiers, below.
+			shared = addShared(shared, t, cpu)
+		} else {
+			add(Bound{Throttle: "CPU " + t.Name, Kind: "cpu", Tier: t.Name, Limit: float64(t.Cores), Hold: cpu,
+				Note: fmt.Sprintf("%d cores", t.Cores)})
+		}
 		for si := range t.Steps {
 			st := &t.Steps[si]
 			if st.Kind != StepCall {
@@ -254,6 +260,10 @@ func Analyse(top *Topology) Analysis {
 			add(Bound{Throttle: "connections " + t.Name + "→" + top.HostName(c, 0), Kind: "connection", Tier: t.Name,
 				Limit: limit(c.Conn.Limit), Hold: hold, Note: c.Conn.Resolution})
 		}
+	}
+	for _, m := range shared {
+		add(Bound{Throttle: "CPU " + strings.Join(m.names, "+"), Kind: "cpu", Tier: m.names[0], Limit: float64(m.cores), Hold: m.hold,
+			Note: fmt.Sprintf("%d cores shared by %s", m.cores, strings.Join(m.names, ", "))})
 	}
 	// A farm's balancer, when it has a door of its own.
 	for fi := range top.Farms {
@@ -530,4 +540,23 @@ func (top *Topology) farmNamed(name string) *Farm {
 		}
 	}
 	return nil
+}
+
+// sharedCPU is the CPU of a machine several tiers share (Tier.Machine):
+// its cores serve the demands of them all.
+type sharedCPU struct {
+	id, cores int
+	names     []string
+	hold      time.Duration
+}
+
+func addShared(ms []sharedCPU, t *Tier, hold time.Duration) []sharedCPU {
+	for k := range ms {
+		if ms[k].id == t.Machine {
+			ms[k].names = append(ms[k].names, t.Name)
+			ms[k].hold += hold
+			return ms
+		}
+	}
+	return append(ms, sharedCPU{id: t.Machine, cores: t.Cores, names: []string{t.Name}, hold: hold})
 }

@@ -517,6 +517,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 			c.holdCore = false
 			c.from.cores.release()
 		}
+		c.from.cpuOut()
 		c.root.charge(bdCPU, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
@@ -586,11 +587,13 @@ func (c *call) callerCPU(d time.Duration) {
 		c.onCore()
 		return
 	}
+	c.from.cpuIn()
 	c.from.cpu.Start(&c.cpu, d, c, ckCPUDone, nil)
 }
 
 func (c *call) onCore() {
 	c.holdCore = true
+	c.from.cpuIn()
 	c.timer = c.r.e.Schedule(c.cpuNeed, sim.ClassCompletion, c, ckCPUDone, nil)
 }
 
@@ -832,10 +835,12 @@ func (c *call) stop() {
 	}
 	if c.cpu.InService() {
 		c.from.cpu.Remove(&c.cpu)
+		c.from.cpuOut()
 	}
 	if c.holdCore {
 		c.holdCore = false
 		c.from.cores.release()
+		c.from.cpuOut()
 	}
 	if c.sent || c.holdLB {
 		c.answered()

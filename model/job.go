@@ -151,6 +151,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 			j.holdCore = false
 			j.t.cores.release()
 		}
+		j.t.cpuOut()
 		j.cpuDone(now)
 		j.next()
 	case jkCore:
@@ -470,12 +471,14 @@ func (j *job) useCPU(d time.Duration) {
 		j.onCore()
 		return
 	}
+	t.cpuIn()
 	t.cpu.Start(&j.cpu, d, j, jkCPUDone, nil)
 }
 
 // onCore runs the demand on the core the job holds.
 func (j *job) onCore() {
 	j.holdCore = true
+	j.t.cpuIn()
 	j.timer = j.t.r.e.Schedule(j.cpuNeed, sim.ClassCompletion, j, jkCPUDone, nil)
 }
 
@@ -754,6 +757,7 @@ func (j *job) abort() {
 	}
 	if j.cpu.InService() {
 		t.cpu.Remove(&j.cpu)
+		t.cpuOut()
 	}
 	if j.timer.Valid() {
 		t.r.e.Cancel(j.timer)
@@ -807,6 +811,7 @@ func (j *job) finish(o results.Outcome) {
 	}
 	if j.holdCore {
 		t.cores.release()
+		t.cpuOut()
 	}
 	if j.admitted {
 		t.executing--

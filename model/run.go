@@ -137,6 +137,8 @@ type runner struct {
 	tiers []*tierRT
 	load  *loadRT
 	farms []*farmRT // Topology.Farms' balancers
+	// machines are the machines several tiers share (machine.go).
+	machines []*machineRT
 
 	warmup    sim.Time
 	measuring bool // after warm-up

@@ -15,8 +15,12 @@ type tierRT struct {
 	wcf   bool
 	entry bool // its replies count as the system's throughput (EntryTiers)
 
-	cpu        *sim.PS
-	cores      *slots // CPUFCFS: a slot per core, first come first served
+	cpu   *sim.PS
+	cores *slots // CPUFCFS: a slot per core, first come first served
+	// mach is the machine the tier shares with others (Tier.Machine), nil
+	// for a machine of its own; onCPU its demands on that machine's CPU.
+	mach       *machineRT
+	onCPU      int
 	worker, io *threadPool
 
 	// execPhase is the phase whose end makes a request executing: the
@@ -66,21 +70,28 @@ func newTierRT(r *runner, i int) *tierRT {
 	spec := &r.top.Tiers[i]
 	t := &tierRT{r: r, idx: i, spec: spec, wcf: spec.WCF != nil}
 	e := r.e
-	t.cpu = sim.NewPS(e, spec.Cores)
-	t.cpu.OnChange = func(now sim.Time, n int) {
-		busy := n
-		if busy > spec.Cores {
-			busy = spec.Cores
+	if spec.Machine > 0 {
+		// A machine shared with other tiers (machine.go).
+		m := r.machine(spec.Machine, spec)
+		m.tiers = append(m.tiers, t)
+		t.mach, t.cpu, t.cores = m, m.cpu, m.fcfs
+	} else {
+		t.cpu = sim.NewPS(e, spec.Cores)
+		t.cpu.OnChange = func(now sim.Time, n int) {
+			busy := n
+			if busy > spec.Cores {
+				busy = spec.Cores
+			}
+			t.lvCPU.Set(now, float64(busy))
+			t.cpuInt.set(now, float64(busy))
 		}
-		t.lvCPU.Set(now, float64(busy))
-		t.cpuInt.set(now, float64(busy))
-	}
-	if spec.CPU == CPUFCFS {
-		t.cores = newSlots(e, spec.Cores)
-		t.cores.onChange = func() {
-			now := e.Now()
-			t.lvCPU.Set(now, float64(t.cores.inUse))
-			t.cpuInt.set(now, float64(t.cores.inUse))
+		if spec.CPU == CPUFCFS {
+			t.cores = newSlots(e, spec.Cores)
+			t.cores.onChange = func() {
+				now := e.Now()
+				t.lvCPU.Set(now, float64(t.cores.inUse))
+				t.cpuInt.set(now, float64(t.cores.inUse))
+			}
 		}
 	}
 	t.walk = spec.Walk()

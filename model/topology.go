@@ -81,6 +81,12 @@ type Tier struct {
 	// Its calls' encoding costs it nothing: its CPU per request is its
 	// cpu step (load.agent_cpu).
 	Agent bool
+	// Machine, if > 0, is the machine the tier shares with the other tiers
+	// of the same Machine (a test client on the service's box, a load agent
+	// beside the service): one CPU of Cores cores (each tier's Cores is
+	// the machine's) that serves the demands of them all, its own work and
+	// its side of the bindings of its calls. 0: a machine of its own.
+	Machine int
 }
 
 // HoldsWorker reports whether a request holds an ASP.NET worker thread for

@@ -25,12 +25,24 @@ type psCPU struct {
 	stop  bool
 
 	onChange func(n int) // called with mu held after n changed
+	// shares are the tiers of a machine several tiers share
+	// (model.Tier.Machine), each with its demands in service: a tier with
+	// k of n demands uses k·min(1, c/n) cores.
+	shares []*cpuShare
+}
+
+// cpuShare is one tier's part of a shared machine's CPU.
+type cpuShare struct {
+	n   int     // its demands in service
+	rep float64 // the cores last added to lv
+	lv  *level
 }
 
 type psJob struct {
 	finish float64
 	idx    int // heap index, -1 once gone
 	done   chan struct{}
+	share  *cpuShare // nil: the machine is the tier's own
 }
 
 func newPSCPU(clk *clock, cores int) *psCPU {
@@ -56,15 +68,18 @@ func (p *psCPU) advance(now time.Duration) {
 
 // use serves a real demand d; it returns ctx's cause if ctx ends first
 // (the job leaves with its remaining work undone).
-func (p *psCPU) use(ctx context.Context, d time.Duration) error {
+func (p *psCPU) use(ctx context.Context, d time.Duration, sh *cpuShare) error {
 	if d <= 0 {
 		return nil
 	}
-	j := &psJob{done: make(chan struct{})}
+	j := &psJob{done: make(chan struct{}), share: sh}
 	p.mu.Lock()
 	p.advance(p.clk.now())
 	j.finish = p.v + float64(d)
 	p.push(j)
+	if sh != nil {
+		sh.n++
+	}
 	p.changed()
 	p.reschedule()
 	p.mu.Unlock()
@@ -78,6 +93,9 @@ func (p *psCPU) use(ctx context.Context, d time.Duration) error {
 	if j.idx >= 0 {
 		p.advance(p.clk.now())
 		p.remove(j.idx)
+		if sh != nil {
+			sh.n--
+		}
 		p.changed()
 		p.reschedule()
 	}
@@ -122,6 +140,9 @@ func (p *psCPU) onTimer() {
 	for len(p.jobs) > 0 && p.jobs[0].finish <= p.v+early {
 		j := p.jobs[0]
 		p.remove(0)
+		if j.share != nil {
+			j.share.n--
+		}
 		close(j.done)
 	}
 	if len(p.jobs) != n {
@@ -143,6 +164,14 @@ func (p *psCPU) close() {
 func (p *psCPU) changed() {
 	if p.onChange != nil {
 		p.onChange(len(p.jobs))
+	}
+	if len(p.shares) > 0 {
+		r := p.rate()
+		for _, s := range p.shares {
+			b := float64(s.n) * r
+			s.lv.add(b - s.rep)
+			s.rep = b
+		}
 	}
 }
 

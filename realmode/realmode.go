@@ -324,6 +324,8 @@ type runner struct {
 	series  []results.Sample
 	every   time.Duration // current sample interval (doubles as the series fills)
 	endReal time.Duration
+	// machines are the machines several tiers share (tier.go).
+	machines []*rmachine
 }
 
 func newRunner(top *model.Topology, opt Options, scale float64, warm time.Duration) *runner {

@@ -581,3 +581,28 @@ func TestStepSessionEndsWhenProxyCloses(t *testing.T) {
 	top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPoolCreate, PoolSize: 0}
 	table(t, "closed proxies", top, "1 2", Options{})
 }
+
+func TestStepMachineSharedByTiers(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	// model TestMachineSharedByTiers: a client and its service on one core.
+	// The client's lock spaces its two requests 1 s apart; on a core each
+	// they take 3 and 4 s, on one shared core (processor sharing) 4 and 5 s.
+	mk := func(machine int) *model.Topology {
+		cl := tier("cl", 1, model.Step{Kind: model.StepLock, Lock: 0}, waitFor(time.Second), model.Step{Kind: model.StepUnlock, Lock: 0},
+			cpuStep(time.Second), callStep(1, model.Call{}))
+		svc := tier("svc", 1, cpuStep(time.Second))
+		cl.Machine, svc.Machine = machine, machine
+		return burst(2, 0, 6*time.Second, cl, svc)
+	}
+	table(t, "a machine each", mk(0), "3 4", Options{CPU: CPUSharing})
+	_, r := table(t, "one machine", mk(1), "4 5", Options{CPU: CPUSharing})
+	if r != nil {
+		// Each tier counts its own demands (2 s each), not the machine's
+		// 4 busy seconds.
+		for _, tr := range r.Tiers {
+			if d := tr.CPUUtil * (r.Duration - r.Warmup); d < 1.5 || d > 2.5 {
+				t.Errorf("tier %s: %.2f s of CPU, want ~2", tr.Name, d)
+			}
+		}
+	}
+}

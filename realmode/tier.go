@@ -34,8 +34,9 @@ type tierRT struct {
 	srv *http.Server
 	url string
 
-	cores      *sem   // CPUCores
-	ps         *psCPU // CPUSharing
+	cores      *sem      // CPUCores
+	ps         *psCPU    // CPUSharing
+	share      *cpuShare // a machine shared with other tiers (model.Tier.Machine)
 	worker, io *pool
 
 	admMu     sync.Mutex
@@ -111,17 +112,30 @@ func newTierRT(rt *runner, i int) *tierRT {
 	for _, l := range t.levels() {
 		l.clk = rt.clk
 	}
-	t.cores = newSem(max(spec.Cores, 1))
-	t.cores.onChange = func(inUse, _ int) {
-		t.lvCPU.add(float64(inUse - t.cpuRep))
-		t.cpuRep = inUse
-	}
-	if rt.opt.CPU == CPUSharing && spec.CPU != model.CPUFCFS {
-		t.ps = newPSCPU(rt.clk, spec.Cores)
-		t.ps.onChange = func(n int) {
-			busy := min(n, max(spec.Cores, 1))
-			t.lvCPU.add(float64(busy - t.cpuRep))
-			t.cpuRep = busy
+	if spec.Machine > 0 {
+		// A machine shared with other tiers (model machine.go): one CPU;
+		// each tier's level counts its own demands.
+		m := rt.machine(spec)
+		t.cores, t.ps = m.cores, m.ps
+		t.share = &cpuShare{lv: &t.lvCPU}
+		if t.ps != nil {
+			t.ps.mu.Lock()
+			t.ps.shares = append(t.ps.shares, t.share)
+			t.ps.mu.Unlock()
+		}
+	} else {
+		t.cores = newSem(max(spec.Cores, 1))
+		t.cores.onChange = func(inUse, _ int) {
+			t.lvCPU.add(float64(inUse - t.cpuRep))
+			t.cpuRep = inUse
+		}
+		if rt.opt.CPU == CPUSharing && spec.CPU != model.CPUFCFS {
+			t.ps = newPSCPU(rt.clk, spec.Cores)
+			t.ps.onChange = func(n int) {
+				busy := min(n, max(spec.Cores, 1))
+				t.lvCPU.add(float64(busy - t.cpuRep))
+				t.cpuRep = busy
+			}
 		}
 	}
 	t.worker = newPool(rt, spec.Worker)
@@ -1075,7 +1089,7 @@ func (t *tierRT) useCPU(ctx context.Context, d time.Duration, root *rootReq) err
 	clk := t.rt.clk
 	t0 := clk.now()
 	if t.ps != nil {
-		err := t.ps.use(ctx, clk.toReal(d))
+		err := t.ps.use(ctx, clk.toReal(d), t.share)
 		el := clk.now() - t0
 		need := clk.toReal(d)
 		root.charge(bdCPU, min(el, need))
@@ -1088,10 +1102,16 @@ func (t *tierRT) useCPU(ctx context.Context, d time.Duration, root *rootReq) err
 		root.charge(bdCPUWait, clk.now()-t0)
 		return err
 	}
+	if t.share != nil {
+		t.lvCPU.add(1) // its own core of the shared machine's
+	}
 	t1 := clk.now()
 	root.charge(bdCPUWait, t1-t0)
 	err := clk.sleep(ctx, d)
 	t.cores.release()
+	if t.share != nil {
+		t.lvCPU.add(-1)
+	}
 	root.charge(bdCPU, clk.now()-t1)
 	return err
 }
@@ -1232,4 +1252,28 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	rt.jobs.Delete(j.id)
 	j.cancel(nil)
 	return o
+}
+
+// rmachine is a machine several tiers share (model.Tier.Machine): one set
+// of cores, or one processor-sharing CPU, for all of them.
+type rmachine struct {
+	id    int
+	cores *sem
+	ps    *psCPU
+}
+
+// machine returns the shared machine of spec, creating it for the first of
+// its tiers (whose discipline it takes; format checks that they agree).
+func (rt *runner) machine(spec *model.Tier) *rmachine {
+	for _, m := range rt.machines {
+		if m.id == spec.Machine {
+			return m
+		}
+	}
+	m := &rmachine{id: spec.Machine, cores: newSem(max(spec.Cores, 1))}
+	if rt.opt.CPU == CPUSharing && spec.CPU != model.CPUFCFS {
+		m.ps = newPSCPU(rt.clk, spec.Cores)
+	}
+	rt.machines = append(rt.machines, m)
+	return m
 }
