@@ -336,14 +336,28 @@ func resolveWCF(c *chain, n int) *model.WCF {
 			}
 		}
 	}
+	var netTCP []string
+	for _, d := range tierKeys {
+		if strings.HasPrefix(d.name, "nettcp.") {
+			if _, ok := c.explicit(d.name); ok {
+				netTCP = append(netTCP, d.name)
+			}
+		}
+	}
 	if preset == "none" {
 		if len(set) > 0 {
 			c.errAt(set[0], "is set but wcf.preset is \"none\" (the tier is not a WCF service)")
+		}
+		if len(netTCP) > 0 {
+			c.errAt(netTCP[0], "is set but wcf.preset is \"none\" (the tier is not a WCF service, and has no netTcp listener)")
 		}
 		return nil
 	}
 	if preset == "" {
 		if len(set) == 0 {
+			if len(netTCP) > 0 {
+				c.errAt(netTCP[0], "is set but the tier is not a WCF service (no wcf.* key, no WCF preset); a netTcp listener is a WCF service's")
+			}
 			return nil
 		}
 		// A WCF tier without a preset takes the defaults of its .NET version.
@@ -369,6 +383,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 	w.Concurrency = model.Concurrency(indexOf(model.ConcurrencyNames(), c.str(scopeTier, "wcf.concurrency")))
 	w.InstanceCPU = c.dur(scopeTier, "wcf.instance_cpu")
 	w.SingleLockCPU = c.dur(scopeTier, "wcf.single_lock_cpu")
+	w.Listener = resolveListener(c, n)
 	return w
 }
 

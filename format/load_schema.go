@@ -208,6 +208,11 @@ var tierKeys = concatKeys(
 		enumKey("wcf.concurrency", model.ConcurrencyNames()...),
 		durKey("wcf.instance_cpu", 0, time.Second, false),
 		durKey("wcf.single_lock_cpu", 0, time.Second, false),
+		intKey("nettcp.max_connections", 1, maxInt32, ""),
+		intKey("nettcp.listen_backlog", 1, maxInt32, ""),
+		{name: "nettcp.port_sharing", typ: tBool},
+		intKey("nettcp.sharing_max_pending", 1, maxInt32, ""),
+		intKey("nettcp.sharing_listen_backlog", 1, maxInt32, ""),
 	},
 	callKeysExcept("calls.", "call"),
 )

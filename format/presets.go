@@ -264,7 +264,7 @@ var bindings = []bindingPreset{
 		Sessionful: true, SessionCPU: 20 * time.Millisecond, SessionRoundTrips: 2},
 		"WCF wsHttpBinding defaults: message security and a security session (2 extra round trips per new proxy)"},
 	{model.Binding{Name: "netTcp", CPUBase: 30 * time.Microsecond, CPUPerKB: 8 * time.Microsecond, Overhead: 100, Factor: 0.6,
-		Sessionful: true, SessionCPU: 500 * time.Microsecond, SessionRoundTrips: 1},
+		Sessionful: true, SessionCPU: 500 * time.Microsecond, SessionRoundTrips: 1, Listener: true},
 		"WCF netTcpBinding: binary encoder, transport session"},
 	{model.Binding{Name: "namedPipe", CPUBase: 20 * time.Microsecond, CPUPerKB: 6 * time.Microsecond, Overhead: 50, Factor: 0.6,
 		Sessionful: true, SessionCPU: 200 * time.Microsecond, SessionRoundTrips: 1},

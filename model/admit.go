@@ -67,3 +67,18 @@ func DecideConcurrent(executing, maxExecuting, queued, queueLimit int, countExec
 func ShouldInject(threads, busy, max, queued int) bool {
 	return queued > 0 && busy >= threads && threads < max
 }
+
+// DecideListener is a netTcp listener's answer to a new connection that
+// finds no MaxConcurrentSessions slot free (facts §4, §5): wait among the
+// connections pending and in the backlog, or be refused once waiting
+// connections fill both (DecisionReject). waiting counts the listener's
+// connections already waiting for their session.
+func DecideListener(l *Listener, waiting int) Decision {
+	if l.MaxPending == 0 && l.Backlog == 0 {
+		return DecisionQueue
+	}
+	if waiting >= l.MaxPending+l.Backlog {
+		return DecisionReject
+	}
+	return DecisionQueue
+}

@@ -39,6 +39,7 @@ type job struct {
 	// (a paused MessageRpc) and takes one again once it holds the lock.
 	pausedThread bool
 	sessStage    int
+	inListen     bool // waits for its session among the netTcp listener's connections
 
 	// The counters (docs/counters.md): inTier once counted as arrived (a
 	// request refused at the door never is); isExec from the start of
@@ -243,6 +244,7 @@ func (j *job) grantedPhase() {
 	case jpSession:
 		// The session slot (stage 0) or the session's instance (stage 1)
 		// was granted; openSession goes on from there.
+		j.leaveListener()
 		j.sessStage++
 		j.phase--
 	case jpInstance:
@@ -605,9 +607,21 @@ func (j *job) openSession() bool {
 	for {
 		switch j.sessStage {
 		case 0:
+			if j.spec.Binding.Listener && !t.sessions.free() {
+				// A new connection through the netTcp listener: it waits
+				// among its pending and backlogged connections, or is
+				// refused when they are full.
+				if DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == DecisionReject {
+					t.reject(j)
+					return false
+				}
+				j.inListen = true
+				t.listenWaiting++
+			}
 			if !j.wait(t.sessions, bdThrottle) {
 				return false
 			}
+			j.leaveListener()
 			j.sessStage = 1
 		case 1:
 			if t.spec.WCF.Instancing == PerSession {
@@ -654,6 +668,7 @@ func (j *job) clientGone() {
 // abandonSession is the opener leaving before the session is open: the
 // slots it took go back and the waiters try again.
 func (j *job) abandonSession() {
+	j.leaveListener()
 	p := j.proxy
 	if p == nil || p.opener != j {
 		return
@@ -668,6 +683,15 @@ func (j *job) abandonSession() {
 	}
 	p.opener = nil
 	p.wakeSessionWaiters()
+}
+
+// leaveListener is the job's connection leaving the netTcp listener's
+// queue: its session slot granted, or the job ended.
+func (j *job) leaveListener() {
+	if j.inListen {
+		j.inListen = false
+		j.t.listenWaiting--
+	}
 }
 
 func (p *proxyInst) wakeSessionWaiters() {

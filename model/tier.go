@@ -36,6 +36,7 @@ type tierRT struct {
 	executing int // admitted and not finished
 
 	calls, sessions, instances *slots
+	listenWaiting              int    // connections waiting in the netTcp listener for a session (WCF.Listener)
 	concLock                   *slots // InstanceContextMode Single with ConcurrencyMode Single/Reentrant
 	singleInstance             bool   // the Single instance exists
 	singleCreated              bool   // and a call has paid its creation (WCF.InstanceCPU)

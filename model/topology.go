@@ -240,6 +240,9 @@ type WCF struct {
 	// ConcurrencyMode Single or Reentrant spends on the instance's global
 	// lock (PhaseActivate). 0: none.
 	SingleLockCPU time.Duration
+	// Listener is the service's netTcp listener; it applies to the
+	// sessions of calls whose binding goes through it (Binding.Listener).
+	Listener Listener
 }
 
 // SingleLock reports whether the service is one instance with one lock
@@ -261,6 +264,22 @@ func (w *WCF) ActivateCPU(creates bool) time.Duration {
 		d += w.SingleLockCPU
 	}
 	return d
+}
+
+// Listener is a netTcp endpoint's connection listener (facts §4, §5). A
+// new connection (a proxy's session) that finds every MaxConcurrentSessions
+// slot taken waits, FIFO: first among the MaxPending connections the
+// listener has accepted but not yet turned into channels (the binding's
+// maxConnections on the service), then in the operating system's accept
+// queue of Backlog more (listenBacklog). One that finds both full is
+// refused at once (the client's EndpointNotFoundException: the request
+// ends Rejected); a waiting one fails on its client's timeout
+// (OpenTimeout, SendTimeout). MaxPending and Backlog both 0: no limit.
+type Listener struct {
+	MaxPending, Backlog int
+	// Resolution says how the values were decided, in words a user can
+	// check ("10 and 10: netTcpBinding defaults before .NET 4.5").
+	Resolution string
 }
 
 // StepKind is what one step of an operation does.
@@ -369,6 +388,9 @@ type Binding struct {
 	// round trips of Network latency (security negotiation).
 	SessionCPU        time.Duration
 	SessionRoundTrips int
+	// Listener: the binding's connections reach a WCF service through its
+	// netTcp listener (WCF.Listener).
+	Listener bool
 }
 
 // Network is the link between caller and target.

@@ -37,6 +37,10 @@ const (
 // up (timeout or abort): the request is dropped (model job.clientGone).
 var errClientGone = errors.New("client gone while waiting for its session")
 
+// errRefused is a new connection the netTcp listener refuses: its pending
+// connections and backlog are full (model.DecideListener).
+var errRefused = errors.New("connection refused: the netTcp listener's pending connections and backlog are full")
+
 // sessState is one client proxy as its target tier sees it (the server
 // half of model.proxyInst). Its fields are guarded by the tier's sessMu.
 type sessState struct {
@@ -208,7 +212,28 @@ func (j *job) openSession() error {
 		t.sessMu.Unlock()
 		break
 	}
+	listen := j.spec.Binding.Listener
+	if listen {
+		// A new connection through the netTcp listener (model
+		// job.openSession): it waits among the listener's pending and
+		// backlogged connections, or is refused when they are full.
+		t.sessMu.Lock()
+		inUse, _ := t.sessions.snapshot()
+		if inUse >= t.sessions.limit && model.DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == model.DecisionReject {
+			s.opener = nil
+			close(s.ready)
+			t.sessMu.Unlock()
+			return errRefused
+		}
+		t.listenWaiting++
+		t.sessMu.Unlock()
+	}
 	err := j.waitFor2(ctx, bdThrottle, t.sessions.acquire)
+	if listen {
+		t.sessMu.Lock()
+		t.listenWaiting--
+		t.sessMu.Unlock()
+	}
 	gotSession := err == nil
 	if err == nil && t.spec.WCF.Instancing == model.PerSession {
 		err = j.waitFor2(ctx, bdThrottle, t.instances.acquire)

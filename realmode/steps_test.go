@@ -606,3 +606,21 @@ func TestStepMachineSharedByTiers(t *testing.T) {
 		}
 	}
 }
+
+func TestStepListenerRefusesBeyondBacklog(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	// model TestListenerRefusesBeyondPendingAndBacklog: one session slot,
+	// one connection pending and one in the backlog, a connection (a
+	// per-call proxy) per call holding its session 1 s: the fourth of four
+	// is refused at once.
+	svc := tier("svc", 8, waitFor(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 1, MaxInstances: 100, Instancing: model.PerCall,
+		Concurrency: model.ConcurrencyMultiple, Listener: model.Listener{MaxPending: 1, Backlog: 1}}
+	top := burst(4, 0, 5*time.Second, svc)
+	top.Load.Call.Binding = model.Binding{Name: "netTcp", Sessionful: true, Listener: true}
+	top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPerCall}
+	_, r := table(t, "pending 1, backlog 1", top, "0/rejected 1 2 3", Options{})
+	if r != nil && r.Tiers[0].Rejected != 1 {
+		t.Errorf("service rejected %d, want 1", r.Tiers[0].Rejected)
+	}
+}

@@ -52,9 +52,10 @@ type tierRT struct {
 
 	// WCF sessions (session.go): MaxConcurrentSessions, and the client
 	// proxies seen, by id.
-	sessions *sem
-	sessMu   sync.Mutex
-	sessMap  map[uint64]*sessState
+	sessions      *sem
+	sessMu        sync.Mutex
+	sessMap       map[uint64]*sessState
+	listenWaiting int // connections waiting in the netTcp listener for a session (sessMu)
 
 	execMu    sync.Mutex
 	execList  []*job
@@ -907,6 +908,9 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 		// The proxy's session (sessionful bindings): opened by the first
 		// call on the proxy, waited for by the others.
 		if err := j.openSession(); err != nil {
+			if errors.Is(err, errRefused) {
+				return t.countRejected(), true
+			}
 			if errors.Is(err, errClientGone) {
 				// The client gave up while the call waited for its session:
 				// its channel was never accepted; dropped (model
