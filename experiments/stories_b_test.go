@@ -153,7 +153,7 @@ func TestStoryWCF4Defaults(t *testing.T) {
 	if old.RejectRate < 0.5 {
 		t.Errorf("wcf35: %.1f%% refused, want ≥ 50%% (clients beyond the listener's 20 waiting retry)", 100*old.RejectRate)
 	}
-	if q := tierOf(t, old, "service").QueuedMax; q < 20 || q > 21 {
+	if q := tierOf(t, old, "service").ListenerWaitingMax; q != 20 {
 		t.Errorf("wcf35: %.0f connections waiting at most, want 20 (maxConnections 10 + listenBacklog 10)", q)
 	}
 	// Ten clients served at think + service time ≈ 2.11 s: ~4.7 calls/s.

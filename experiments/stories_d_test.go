@@ -55,4 +55,3 @@ func TestStoryWsHttpLoadTest(t *testing.T) {
 		t.Errorf("basicHttp: CPU %.0f%% at 50 users, want working hard but not peaking (40–80%%)", c)
 	}
 }
-

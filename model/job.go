@@ -617,6 +617,7 @@ func (j *job) openSession() bool {
 				}
 				j.inListen = true
 				t.listenWaiting++
+				t.lvListen.Set(t.r.e.Now(), float64(t.listenWaiting))
 			}
 			if !j.wait(t.sessions, bdThrottle) {
 				return false
@@ -690,7 +691,9 @@ func (j *job) abandonSession() {
 func (j *job) leaveListener() {
 	if j.inListen {
 		j.inListen = false
-		j.t.listenWaiting--
+		t := j.t
+		t.listenWaiting--
+		t.lvListen.Set(t.r.e.Now(), float64(t.listenWaiting))
 	}
 }
 

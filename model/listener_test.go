@@ -26,6 +26,9 @@ func TestListenerRefusesBeyondPendingAndBacklog(t *testing.T) {
 	if r := res.Tiers[0].Rejected; r != 1 {
 		t.Errorf("service rejected %d, want 1", r)
 	}
+	if w := res.Tiers[0].ListenerWaitingMax; w != 2 {
+		t.Errorf("%.0f connections waiting in the listener at most, want 2", w)
+	}
 	// Without a listener limit every connection waits.
 	got, _ = outcomes(t, listenerTop(4, 0, Listener{}))
 	expect(t, "no limit", got, "1 2 3 4")

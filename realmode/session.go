@@ -226,12 +226,14 @@ func (j *job) openSession() error {
 			return errRefused
 		}
 		t.listenWaiting++
+		t.lvListen.add(1)
 		t.sessMu.Unlock()
 	}
 	err := j.waitFor2(ctx, bdThrottle, t.sessions.acquire)
 	if listen {
 		t.sessMu.Lock()
 		t.listenWaiting--
+		t.lvListen.add(-1)
 		t.sessMu.Unlock()
 	}
 	gotSession := err == nil

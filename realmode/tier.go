@@ -55,7 +55,8 @@ type tierRT struct {
 	sessions      *sem
 	sessMu        sync.Mutex
 	sessMap       map[uint64]*sessState
-	listenWaiting int // connections waiting in the netTcp listener for a session (sessMu)
+	listenWaiting int   // connections waiting in the netTcp listener for a session (sessMu)
+	lvListen      level // listenWaiting over time
 
 	execMu    sync.Mutex
 	execList  []*job
@@ -203,7 +204,7 @@ func newTierRT(rt *runner, i int) *tierRT {
 
 func (t *tierRT) levels() []*level {
 	return []*level{&t.lvExec, &t.lvQueued, &t.lvOut, &t.lvBusy, &t.lvThreads, &t.lvTQ, &t.lvMem, &t.lvCPU,
-		&t.lvCur, &t.lvAppQ, &t.lvPipe, &t.lvInst, &t.lvWBusy, &t.lvWorkers, &t.lvIOBusy, &t.lvIOs}
+		&t.lvCur, &t.lvAppQ, &t.lvPipe, &t.lvInst, &t.lvWBusy, &t.lvWorkers, &t.lvIOBusy, &t.lvIOs, &t.lvListen}
 }
 
 // listen opens the tier's loopback listener; serve runs its HTTP server.
@@ -328,58 +329,61 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	aqM, aqX := mean(&t.lvAppQ)
 	piM, piX := mean(&t.lvPipe)
 	inM, inX := mean(&t.lvInst)
+	lwM, lwX := mean(&t.lvListen)
 	wbM, wbX := mean(&t.lvWBusy)
 	wkM, wkX := mean(&t.lvWorkers)
 	ibM, ibX := mean(&t.lvIOBusy)
 	ioM, ioX := mean(&t.lvIOs)
 	r := results.Tier{
-		Name:             t.spec.Name,
-		Cores:            t.spec.Cores,
-		Host:             t.spec.Host.String(),
-		DotNet:           t.spec.DotNet,
-		WCF:              t.wcf,
-		CPUUtil:          cpuM / float64(max(t.spec.Cores, 1)),
-		ExecutingMean:    exM,
-		ExecutingMax:     exX,
-		QueuedMean:       qM,
-		QueuedMax:        qX,
-		CurrentMean:      curM,
-		CurrentMax:       curX,
-		AppQueuedMean:    aqM,
-		AppQueuedMax:     aqX,
-		PipelinesMean:    piM,
-		PipelinesMax:     piX,
-		OutstandingMean:  oM,
-		OutstandingMax:   oX,
-		InstancesMean:    inM,
-		InstancesMax:     inX,
-		ThreadsBusyMean:  bM,
-		ThreadsBusyMax:   bX,
-		ThreadsMax:       thX,
-		ThreadQueueMean:  tqM,
-		WorkerBusyMean:   wbM,
-		WorkerBusyMax:    wbX,
-		WorkersMean:      wkM,
-		WorkersMax:       wkX,
-		IOBusyMean:       ibM,
-		IOBusyMax:        ibX,
-		IOThreadsMean:    ioM,
-		IOThreadsMax:     ioX,
-		MemoryMaxMB:      memX / (1 << 20),
-		RequestsPerS:     float64(t.mArrived) * perS,
-		CallsPerS:        float64(t.mCalls) * perS,
-		ExecTimeMean:     t.mExec.Mean(),
-		ExecTimeMax:      t.mExec.MaxSeconds(),
-		WaitTimeMean:     t.mWait.Mean(),
-		WaitTimeMax:      t.mWait.MaxSeconds(),
-		CallDurationMean: t.mCall.Mean(),
-		CallDurationMax:  t.mCall.MaxSeconds(),
-		Arrived:          t.mArrived,
-		Calls:            t.mCalls,
-		Completed:        t.completed.Load(),
-		Rejected:         t.rejected.Load(),
-		Aborted:          t.aborted.Load(),
-		WastedCPUSeconds: time.Duration(t.wastedNS.Load()).Seconds(),
+		Name:                t.spec.Name,
+		Cores:               t.spec.Cores,
+		Host:                t.spec.Host.String(),
+		DotNet:              t.spec.DotNet,
+		WCF:                 t.wcf,
+		CPUUtil:             cpuM / float64(max(t.spec.Cores, 1)),
+		ExecutingMean:       exM,
+		ExecutingMax:        exX,
+		QueuedMean:          qM,
+		QueuedMax:           qX,
+		CurrentMean:         curM,
+		CurrentMax:          curX,
+		AppQueuedMean:       aqM,
+		AppQueuedMax:        aqX,
+		PipelinesMean:       piM,
+		PipelinesMax:        piX,
+		OutstandingMean:     oM,
+		OutstandingMax:      oX,
+		InstancesMean:       inM,
+		InstancesMax:        inX,
+		ListenerWaitingMean: lwM,
+		ListenerWaitingMax:  lwX,
+		ThreadsBusyMean:     bM,
+		ThreadsBusyMax:      bX,
+		ThreadsMax:          thX,
+		ThreadQueueMean:     tqM,
+		WorkerBusyMean:      wbM,
+		WorkerBusyMax:       wbX,
+		WorkersMean:         wkM,
+		WorkersMax:          wkX,
+		IOBusyMean:          ibM,
+		IOBusyMax:           ibX,
+		IOThreadsMean:       ioM,
+		IOThreadsMax:        ioX,
+		MemoryMaxMB:         memX / (1 << 20),
+		RequestsPerS:        float64(t.mArrived) * perS,
+		CallsPerS:           float64(t.mCalls) * perS,
+		ExecTimeMean:        t.mExec.Mean(),
+		ExecTimeMax:         t.mExec.MaxSeconds(),
+		WaitTimeMean:        t.mWait.Mean(),
+		WaitTimeMax:         t.mWait.MaxSeconds(),
+		CallDurationMean:    t.mCall.Mean(),
+		CallDurationMax:     t.mCall.MaxSeconds(),
+		Arrived:             t.mArrived,
+		Calls:               t.mCalls,
+		Completed:           t.completed.Load(),
+		Rejected:            t.rejected.Load(),
+		Aborted:             t.aborted.Load(),
+		WastedCPUSeconds:    time.Duration(t.wastedNS.Load()).Seconds(),
 	}
 	if t.resp.Count() > 0 {
 		r.ResponseMean = t.resp.Mean().Seconds()

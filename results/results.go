@@ -106,19 +106,23 @@ type Tier struct {
 	OutstandingMax  float64 `json:"calls_outstanding_max"`
 	InstancesMean   float64 `json:"instances_mean"` // ServiceModelService\Instances (WCF tiers)
 	InstancesMax    float64 `json:"instances_max"`
-	ThreadsBusyMean float64 `json:"threads_busy_mean"` // worker + I/O
-	ThreadsBusyMax  float64 `json:"threads_busy_max"`
-	ThreadsMax      float64 `json:"threads_max"`
-	ThreadQueueMean float64 `json:"thread_queue_mean"`
-	WorkerBusyMean  float64 `json:"worker_threads_busy_mean"` // CLR thread pool: worker threads running a request
-	WorkerBusyMax   float64 `json:"worker_threads_busy_max"`
-	WorkersMean     float64 `json:"worker_threads_mean"` // worker threads that exist
-	WorkersMax      float64 `json:"worker_threads_max"`
-	IOBusyMean      float64 `json:"io_threads_busy_mean"` // CLR thread pool: I/O completion threads running a request
-	IOBusyMax       float64 `json:"io_threads_busy_max"`
-	IOThreadsMean   float64 `json:"io_threads_mean"`
-	IOThreadsMax    float64 `json:"io_threads_max"`
-	MemoryMaxMB     float64 `json:"memory_max_mb"`
+	// ListenerWaiting: connections waiting in the tier's netTcp listener
+	// for a session (pending and backlogged; model.Listener).
+	ListenerWaitingMean float64 `json:"listener_waiting_mean,omitempty"`
+	ListenerWaitingMax  float64 `json:"listener_waiting_max,omitempty"`
+	ThreadsBusyMean     float64 `json:"threads_busy_mean"` // worker + I/O
+	ThreadsBusyMax      float64 `json:"threads_busy_max"`
+	ThreadsMax          float64 `json:"threads_max"`
+	ThreadQueueMean     float64 `json:"thread_queue_mean"`
+	WorkerBusyMean      float64 `json:"worker_threads_busy_mean"` // CLR thread pool: worker threads running a request
+	WorkerBusyMax       float64 `json:"worker_threads_busy_max"`
+	WorkersMean         float64 `json:"worker_threads_mean"` // worker threads that exist
+	WorkersMax          float64 `json:"worker_threads_max"`
+	IOBusyMean          float64 `json:"io_threads_busy_mean"` // CLR thread pool: I/O completion threads running a request
+	IOBusyMax           float64 `json:"io_threads_busy_max"`
+	IOThreadsMean       float64 `json:"io_threads_mean"`
+	IOThreadsMax        float64 `json:"io_threads_max"`
+	MemoryMaxMB         float64 `json:"memory_max_mb"`
 
 	// Rates and durations.
 	RequestsPerS     float64 `json:"requests_per_s"`                // ASP.NET Apps\Requests/Sec: arrivals
@@ -370,6 +374,8 @@ func MeanTiers(runs [][]Tier) []Tier {
 			most(&t.OutstandingMax, s.OutstandingMax)
 			mean(&t.InstancesMean, s.InstancesMean)
 			most(&t.InstancesMax, s.InstancesMax)
+			mean(&t.ListenerWaitingMean, s.ListenerWaitingMean)
+			most(&t.ListenerWaitingMax, s.ListenerWaitingMax)
 			mean(&t.ThreadsBusyMean, s.ThreadsBusyMean)
 			most(&t.ThreadsBusyMax, s.ThreadsBusyMax)
 			most(&t.ThreadsMax, s.ThreadsMax)
