@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -73,6 +74,17 @@ func TestStoryChannelFactoryCache(t *testing.T) {
 	}
 	// 40 endpoints at random: an LRU of 32 holds 32/40 of them (±2 points).
 	figure(t, "40 random endpoints: cache hit share", hitShare(t, run("net35-40-endpoints-random")), 32.0/40, 0.025)
+	// Saturated, the client's CPU is the operational bound: 2 cores over the
+	// CPU a call takes, its proxy's factory included at the miss share
+	// (model.Proxy.MissShare) — the simulator lands on it (±2 %).
+	for _, v := range []string{"net30-per-call", "net35-40-endpoints-random"} {
+		top := storyTopology(t, "channelfactory-cache.toml", v)
+		a := model.Analyse(&top)
+		if a.Binding.Throttle != "CPU client" {
+			t.Errorf("%s: binds first %q, want the client's CPU", v, a.Binding.Throttle)
+		}
+		figure(t, v+": calls/s against the client CPU's bound", run(v).GoodputPerS, a.Binding.PerSec, 0.02)
+	}
 	// Row 51: "disabled for that proxy" — a Binding in the constructor, or
 	// ClientCredentials touched before the first call: .NET 3.0's cost.
 	for _, v := range []string{"net35-binding-ctor", "net35-credentials-touched"} {

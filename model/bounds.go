@@ -310,7 +310,7 @@ func Analyse(top *Topology) Analysis {
 func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
 	d := connHold(top, c, client, visit)
 	if c.Proxy.Kind == ProxyPerCall {
-		d += c.Proxy.CreateCost.Mean() + time.Duration(c.Proxy.MissShare()*float64(c.Proxy.FactoryCost.Mean())) + c.Binding.SessionCPU +
+		d += proxyBuildCPU(c) +
 			time.Duration(2*c.Binding.SessionRoundTrips)*c.Network.Latency
 	}
 	return d
@@ -338,7 +338,8 @@ func serverBindingCPU(top *Topology, i int) time.Duration {
 	return 0
 }
 
-// clientBindingCPU is the encode+decode CPU tier i spends on its own calls.
+// clientBindingCPU is the encode+decode CPU tier i spends on its own calls,
+// and on the proxy each of them builds when it gets a new one per call.
 func clientBindingCPU(top *Topology, i int) time.Duration {
 	if top.Tiers[i].Agent {
 		return 0
@@ -347,9 +348,20 @@ func clientBindingCPU(top *Topology, i int) time.Duration {
 	for si := range top.Tiers[i].Steps {
 		if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
 			d += st.Call.Binding.cost(st.Call.RequestKB) + st.Call.Binding.cost(st.Call.ReplyKB)
+			if st.Call.Proxy.Kind == ProxyPerCall {
+				d += proxyBuildCPU(st.Call)
+			}
 		}
 	}
 	return d
+}
+
+// proxyBuildCPU is the caller CPU a new proxy takes on average (call.go's
+// cpCreate): the proxy, its ChannelFactory when the cache misses, and its
+// side of a session's set-up.
+func proxyBuildCPU(c *Call) time.Duration {
+	p := &c.Proxy
+	return p.CreateCost.Mean() + time.Duration(p.MissShare()*float64(p.FactoryCost.Mean())) + c.Binding.SessionCPU
 }
 
 func callInto(top *Topology, i int) *Call {

@@ -203,11 +203,13 @@ func (b ProxyBuild) Cost(p *Proxy) time.Duration {
 // MissShare is the share of a call site's new proxies that build a
 // ChannelFactory once the caches are warm, if the site has the process's
 // cache to itself: all of them without a cache or with it disabled; with
-// it, none when the endpoints fit, otherwise every one under round-robin
-// (an LRU scanned cyclically beyond its size misses every time) and
-// 1 − size/endpoints under a uniform pick (an LRU under independent
-// uniform references holds size of the endpoints, each as likely to be
-// asked next).
+// it, none when the endpoints fit, and otherwise 1 − size/endpoints — what
+// an LRU cache misses under independent uniform picks (it holds size of the
+// endpoints, each as likely to be asked next). Round-robin callers miss at
+// least as often: one at a time every call misses (an LRU scanned
+// cyclically beyond its size), while concurrent callers, whose factories
+// are added after later lookups, fall in between; the bounds (bounds.go)
+// take the lower share so that they stay bounds.
 func (p *Proxy) MissShare() float64 {
 	switch {
 	case p.Construction == ConstructChannelFactory:
@@ -218,11 +220,8 @@ func (p *Proxy) MissShare() float64 {
 		return 1
 	}
 	n := max(p.Endpoints, 1)
-	switch {
-	case n <= p.FactoryCache:
+	if n <= p.FactoryCache {
 		return 0
-	case p.Pick == PickRoundRobin:
-		return 1
 	}
 	return 1 - float64(p.FactoryCache)/float64(n)
 }

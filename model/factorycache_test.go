@@ -165,3 +165,25 @@ func TestFactoryCacheRandomHitRatio(t *testing.T) {
 		t.Errorf("MissShare %v, want 0.5", m)
 	}
 }
+
+func TestMissShare(t *testing.T) {
+	for _, c := range []struct {
+		p    Proxy
+		want float64
+	}{
+		{Proxy{}, 1}, // no cache (.NET 3.0)
+		{Proxy{FactoryCache: 32}, 0},
+		{Proxy{FactoryCache: 32, Endpoints: 32, Pick: PickRoundRobin}, 0},
+		{Proxy{FactoryCache: 32, Endpoints: 40}, 0.2},
+		{Proxy{FactoryCache: 32, Endpoints: 40, Pick: PickRoundRobin}, 0.2}, // the lower share: a bound
+		{Proxy{FactoryCache: 32, Construction: ConstructBinding}, 1},
+		{Proxy{FactoryCache: 32, Construction: ConstructTouched}, 1},
+		{Proxy{FactoryCache: 32, Construction: ConstructBinding, CacheMode: CacheAlwaysOn}, 0},
+		{Proxy{FactoryCache: 32, CacheMode: CacheAlwaysOff}, 1},
+		{Proxy{Construction: ConstructChannelFactory}, 0},
+	} {
+		if got := c.p.MissShare(); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v: MissShare %v, want %v", c.p, got, c.want)
+		}
+	}
+}
