@@ -1,22 +1,19 @@
 package plots
 
 import (
-	"bufio"
-	"compress/zlib"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
 	"image/png"
 	"io"
-	"sync"
 )
 
 // encodePNG writes m as a PNG. A picture is opaque (drawn on white), so it
-// is written as 8-bit RGB with no row filter, compressed at zlib's
-// BestSpeed: image/png would try all five filters on every row and keep
-// the best (a third of the time of drawing a picture, for files about as
-// large: a plot's rows are mostly runs of one colour, which deflate finds
-// unfiltered, and rows repeat the one above, which it finds too). An image
+// is written as 8-bit RGB with no row filter, compressed by rowDeflate:
+// image/png would try all five filters on every row and keep the best, and
+// compress/flate hash every position (together a third of the time of
+// drawing a picture). A plot's rows are mostly runs of one colour and
+// copies of the row above, which rowDeflate finds unfiltered. An image
 // with a pixel that is not opaque goes to image/png.
 func encodePNG(w io.Writer, m *image.RGBA) error {
 	b := m.Bounds()
@@ -34,44 +31,29 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 	// compression, filter and interlace methods 0
 	e.chunk("IHDR", ihdr[:])
 
-	z := zlibWriters.Get().(*zlibWriter)
-	defer zlibWriters.Put(z)
-	z.bw.Reset(idatWriter{e})
-	z.zw.Reset(z.bw)
-	row := make([]byte, 1+3*width) // row[0] = 0: filter None
+	stride := 1 + 3*width
+	z := newRowDeflate(idatWriter{e}, stride)
+	buf := make([]byte, 2*stride) // the row before, then this one
 	for y := range height {
-		p := m.Pix[(y)*m.Stride : (y)*m.Stride+4*width]
+		cur := buf[stride:]
+		cur[0] = 0 // filter None
+		p := m.Pix[y*m.Stride : y*m.Stride+4*width]
 		for x, j := 0, 1; x < 4*width; x, j = x+4, j+3 {
-			row[j], row[j+1], row[j+2] = p[x], p[x+1], p[x+2]
+			cur[j], cur[j+1], cur[j+2] = p[x], p[x+1], p[x+2]
 		}
-		if _, err := z.zw.Write(row); err != nil {
-			return err
+		if y == 0 {
+			z.writeRow(cur)
+		} else {
+			z.writeRow(buf)
 		}
+		copy(buf, cur)
 	}
-	if err := z.zw.Close(); err != nil {
-		return err
-	}
-	if err := z.bw.Flush(); err != nil {
+	if err := z.close(); err != nil {
 		return err
 	}
 	e.chunk("IEND", nil)
 	return e.err
 }
-
-// zlibWriter is a compressor and the buffer of IDAT chunks under it,
-// kept for the next picture: a compressor's state is large.
-type zlibWriter struct {
-	zw *zlib.Writer
-	bw *bufio.Writer
-}
-
-var zlibWriters = sync.Pool{New: func() any {
-	zw, err := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	if err != nil {
-		panic(err) // BestSpeed is a valid level
-	}
-	return &zlibWriter{zw: zw, bw: bufio.NewWriterSize(nil, 1<<15)}
-}}
 
 // pngWriter writes PNG chunks and keeps the first error.
 type pngWriter struct {

@@ -1,0 +1,375 @@
+package plots
+
+import (
+	"encoding/binary"
+	"hash"
+	"hash/adler32"
+	"io"
+	"math/bits"
+	"slices"
+)
+
+// A picture's rows are mostly runs of one colour and rows like the one
+// above. rowDeflate compresses them with what finds those and nothing
+// else: at each byte it tries a copy of the pixel to the left (3 bytes
+// back) and of the row above (a row back) and keeps the longer, then codes
+// blocks of these with Huffman codes of their own (RFC 1951). It takes
+// less than half of compress/flate's BestSpeed time (which hashes every
+// position) for files about a fifth larger on plots; what it writes is a
+// zlib stream (RFC 1950) any decoder reads.
+
+// rowDeflate is a zlib stream being written, one row at a time.
+type rowDeflate struct {
+	w      io.Writer
+	err    error
+	acc    uint64 // bits not yet written, the first in the low bits
+	nacc   uint
+	out    []byte
+	stride int         // bytes in a row
+	sum    hash.Hash32 // Adler-32 of what was written
+	// dist are the two distances a match copies from: 3 (the pixel to
+	// the left) and stride (the row above; 0 when too far for DEFLATE).
+	dist     [2]int
+	distSym  [2]uint16
+	distXN   [2]uint // extra bits
+	distXV   [2]uint64
+	tokens   []uint32 // literal bytes, and matches (matchFlag | length<<1 | which dist)
+	litFreq  [286]int
+	distFreq [30]int
+}
+
+const (
+	matchFlag   = 1 << 16
+	blockTokens = 1 << 15 // tokens coded with one set of Huffman codes
+)
+
+// lenSym, lenXN and lenXV are, for each match length 3–258, its length
+// symbol (257–285) and extra bits (RFC 1951, 3.2.5).
+var lenSym, lenXN, lenXV = func() (sym [259]uint16, xn [259]uint, xv [259]uint64) {
+	for l := 3; l <= 258; l++ {
+		if l == 258 {
+			sym[l] = 285
+			continue
+		}
+		for i := 0; i < 28; i++ {
+			e := 0
+			base := 3 + i
+			if i >= 8 {
+				e = i/4 - 1
+				base = 3 + (4+i%4)<<e
+			}
+			if l >= base && l < base+1<<e {
+				sym[l], xn[l], xv[l] = uint16(257+i), uint(e), uint64(l-base)
+				break
+			}
+		}
+	}
+	return
+}()
+
+// distCode is distance d's symbol (0–29) and extra bits; d ≤ 32768.
+func distCode(d int) (sym uint16, xn uint, xv uint64) {
+	for c := 0; c < 30; c++ {
+		e, base := 0, c+1
+		if c >= 4 {
+			e = c/2 - 1
+			base = 1 + 1<<(e+1) + (c%2)<<e
+		}
+		if d >= base && d < base+1<<e {
+			return uint16(c), uint(e), uint64(d - base)
+		}
+	}
+	panic("plots: distance beyond DEFLATE's window")
+}
+
+func newRowDeflate(w io.Writer, stride int) *rowDeflate {
+	z := &rowDeflate{w: w, stride: stride, sum: adler32.New(), out: make([]byte, 0, 1<<16), tokens: make([]uint32, 0, blockTokens)}
+	z.dist[0] = 3
+	if stride <= 32768 {
+		z.dist[1] = stride
+	}
+	for k, d := range z.dist {
+		if d > 0 {
+			z.distSym[k], z.distXN[k], z.distXV[k] = distCode(d)
+		}
+	}
+	z.out = append(z.out, 0x78, 0x01) // zlib: deflate, 32 KB window, no dictionary
+	return z
+}
+
+// bits writes the n low bits of b.
+func (z *rowDeflate) bits(b uint64, n uint) {
+	z.acc |= b << z.nacc
+	z.nacc += n
+	if z.nacc >= 32 {
+		z.out = binary.LittleEndian.AppendUint32(z.out, uint32(z.acc))
+		z.acc >>= 32
+		z.nacc -= 32
+		if len(z.out) >= 1<<16-8 {
+			z.flush()
+		}
+	}
+}
+
+func (z *rowDeflate) flush() {
+	if z.err == nil && len(z.out) > 0 {
+		_, z.err = z.w.Write(z.out)
+	}
+	z.out = z.out[:0]
+}
+
+// matchLen is how many bytes, up to max, a[i:] and a[j:] have in common.
+func matchLen(a []byte, i, j, max int) int {
+	n := 0
+	for n+8 <= max {
+		x := binary.LittleEndian.Uint64(a[i+n:]) ^ binary.LittleEndian.Uint64(a[j+n:])
+		if x != 0 {
+			return n + bits.TrailingZeros64(x)/8
+		}
+		n += 8
+	}
+	for n < max && a[i+n] == a[j+n] {
+		n++
+	}
+	return n
+}
+
+// writeRow compresses one row of exactly stride bytes. buf holds the row
+// before (stride bytes, or none for the first) followed by this one.
+func (z *rowDeflate) writeRow(buf []byte) {
+	z.sum.Write(buf[len(buf)-z.stride:])
+	up := z.dist[1]
+	if len(buf) < 2*z.stride {
+		up = 0 // the first row
+	}
+	for i := len(buf) - z.stride; i < len(buf); {
+		rest := min(258, len(buf)-i)
+		best, k := 0, 0
+		if rest >= 3 {
+			// A match needs three bytes: look at them before measuring.
+			if i >= 3 && buf[i] == buf[i-3] && buf[i+1] == buf[i-2] && buf[i+2] == buf[i-1] {
+				best = matchLen(buf, i, i-3, rest)
+			}
+			if up > 0 && best < rest && buf[i] == buf[i-up] && buf[i+1] == buf[i+1-up] && buf[i+2] == buf[i+2-up] {
+				if n := matchLen(buf, i, i-up, rest); n > best {
+					best, k = n, 1
+				}
+			}
+		}
+		if best == 0 {
+			z.tokens = append(z.tokens, uint32(buf[i]))
+			z.litFreq[buf[i]]++
+			i++
+		} else {
+			z.tokens = append(z.tokens, matchFlag|uint32(best)<<1|uint32(k))
+			z.litFreq[lenSym[best]]++
+			z.distFreq[z.distSym[k]]++
+			i += best
+		}
+		if len(z.tokens) == blockTokens {
+			z.block(false)
+		}
+	}
+}
+
+// clOrder is the order in which the code length code's lengths are sent.
+var clOrder = [19]int{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+
+// block writes the tokens so far as one block with dynamic Huffman codes.
+func (z *rowDeflate) block(final bool) {
+	z.litFreq[256]++ // the end of the block
+	litLen := huffmanLengths(z.litFreq[:], 15)
+	distLen := huffmanLengths(z.distFreq[:], 15)
+	nlit, ndist := 286, 30
+	for nlit > 257 && litLen[nlit-1] == 0 {
+		nlit--
+	}
+	for ndist > 1 && distLen[ndist-1] == 0 {
+		ndist--
+	}
+	// The code lengths, run-length coded (symbols 0–18, RFC 1951, 3.2.7).
+	type clSym struct {
+		sym   int
+		extra uint64
+		n     uint
+	}
+	var cls []clSym
+	var clFreq [19]int
+	lens := append(append([]uint8(nil), litLen[:nlit]...), distLen[:ndist]...)
+	for i := 0; i < len(lens); {
+		l := lens[i]
+		run := 1
+		for i+run < len(lens) && lens[i+run] == l {
+			run++
+		}
+		switch {
+		case l == 0 && run >= 11:
+			run = min(run, 138)
+			cls = append(cls, clSym{18, uint64(run - 11), 7})
+		case l == 0 && run >= 3:
+			run = min(run, 10)
+			cls = append(cls, clSym{17, uint64(run - 3), 3})
+		case l != 0 && run >= 4:
+			run = min(run, 7) // the length, then 3–6 repeats
+			cls = append(cls, clSym{int(l), 0, 0}, clSym{16, uint64(run - 4), 2})
+		default:
+			run = 1
+			cls = append(cls, clSym{int(l), 0, 0})
+		}
+		i += run
+	}
+	for _, c := range cls {
+		clFreq[c.sym]++
+	}
+	clLen := huffmanLengths(clFreq[:], 7)
+	ncl := 19
+	for ncl > 4 && clLen[clOrder[ncl-1]] == 0 {
+		ncl--
+	}
+	litCode, distCodes, clCode := canonical(litLen), canonical(distLen), canonical(clLen)
+
+	head := uint64(2 << 1) // BTYPE 10: dynamic codes
+	if final {
+		head |= 1
+	}
+	z.bits(head, 3)
+	z.bits(uint64(nlit-257), 5)
+	z.bits(uint64(ndist-1), 5)
+	z.bits(uint64(ncl-4), 4)
+	for _, s := range clOrder[:ncl] {
+		z.bits(uint64(clLen[s]), 3)
+	}
+	for _, c := range cls {
+		z.bits(clCode[c.sym], uint(clLen[c.sym]))
+		if c.n > 0 {
+			z.bits(c.extra, c.n)
+		}
+	}
+	for _, t := range z.tokens {
+		if t&matchFlag == 0 {
+			z.bits(litCode[t], uint(litLen[t]))
+			continue
+		}
+		l, k := (t&^matchFlag)>>1, t&1
+		s := lenSym[l]
+		z.bits(litCode[s]|lenXV[l]<<litLen[s], uint(litLen[s])+lenXN[l])
+		ds := z.distSym[k]
+		z.bits(distCodes[ds]|z.distXV[k]<<distLen[ds], uint(distLen[ds])+z.distXN[k])
+	}
+	z.bits(litCode[256], uint(litLen[256]))
+	z.tokens = z.tokens[:0]
+	z.litFreq, z.distFreq = [286]int{}, [30]int{}
+}
+
+// close writes the last block and ends the stream.
+func (z *rowDeflate) close() error {
+	z.block(true)
+	for z.nacc > 0 {
+		z.out = append(z.out, byte(z.acc))
+		z.acc >>= 8
+		z.nacc -= min(8, z.nacc)
+	}
+	z.out = binary.BigEndian.AppendUint32(z.out, z.sum.Sum32())
+	z.flush()
+	return z.err
+}
+
+// huffmanLengths returns the code length of each symbol of a Huffman code
+// for freq with no code longer than limit; a symbol of zero frequency gets
+// none. At least two symbols get a code (a code of one symbol is not
+// complete), so two may get one they do not need.
+func huffmanLengths(freq []int, limit int) []uint8 {
+	f := append([]int(nil), freq...)
+	used := 0
+	for _, x := range f {
+		if x > 0 {
+			used++
+		}
+	}
+	for i := 0; used < 2; i++ {
+		if f[i] == 0 {
+			f[i] = 1
+			used++
+		}
+	}
+	for {
+		lens := huffman(f)
+		if slices.Max(lens) <= uint8(limit) {
+			return lens
+		}
+		// Too deep: flatten the frequencies and build again.
+		for i, x := range f {
+			if x > 0 {
+				f[i] = (x + 1) / 2
+			}
+		}
+	}
+}
+
+// huffman returns the Huffman code lengths of freq (zero for the symbols
+// of zero frequency), built with two queues over the sorted leaves.
+func huffman(freq []int) []uint8 {
+	type node struct {
+		w           int
+		left, right int // children's indexes in nodes, -1 for a leaf
+		sym         int
+	}
+	var nodes []node
+	for s, w := range freq {
+		if w > 0 {
+			nodes = append(nodes, node{w, -1, -1, s})
+		}
+	}
+	slices.SortStableFunc(nodes, func(a, b node) int { return a.w - b.w })
+	leaves := len(nodes)
+	li, ii := 0, leaves // next leaf, next inner node
+	take := func() int {
+		if li < leaves && (ii >= len(nodes) || nodes[li].w <= nodes[ii].w) {
+			li++
+			return li - 1
+		}
+		ii++
+		return ii - 1
+	}
+	for n := 0; n < leaves-1; n++ {
+		a := take()
+		b := take()
+		nodes = append(nodes, node{nodes[a].w + nodes[b].w, a, b, -1})
+	}
+	lens := make([]uint8, len(freq))
+	var walk func(i int, depth uint8)
+	walk = func(i int, depth uint8) {
+		if nodes[i].left < 0 {
+			lens[nodes[i].sym] = max(depth, 1)
+			return
+		}
+		walk(nodes[i].left, depth+1)
+		walk(nodes[i].right, depth+1)
+	}
+	walk(len(nodes)-1, 0)
+	return lens
+}
+
+// canonical returns the canonical Huffman codes of lens (RFC 1951, 3.2.2),
+// each bit-reversed to be written low bit first.
+func canonical(lens []uint8) []uint64 {
+	var count [16]int
+	for _, l := range lens {
+		count[l]++
+	}
+	count[0] = 0
+	var next [16]int
+	code := 0
+	for b := 1; b < 16; b++ {
+		code = (code + count[b-1]) << 1
+		next[b] = code
+	}
+	codes := make([]uint64, len(lens))
+	for s, l := range lens {
+		if l > 0 {
+			codes[s] = uint64(bits.Reverse16(uint16(next[l])) >> (16 - l))
+			next[l]++
+		}
+	}
+	return codes
+}
