@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,7 @@ type crossRun struct {
 	selfCPU          float64 // CPU this process used during the run, in cores
 	verdicts         []verdict
 	// conns is, per tier, the most connections established to it, seen
-	// in two samples in a row (-1: not measured); ops the most requests
+	// in five samples in a row, half a second (-1: not measured); ops the most requests
 	// inside a wait step of an operation (-1 unless watched).
 	conns []int
 	ops   int
@@ -350,7 +351,7 @@ func judge(s, ns, r *results.Run, n noise, scale float64) []verdict {
 func watchWaitSteps() func() int {
 	p := pprof.Lookup("goroutine")
 	var b bytes.Buffer
-	return sampleEvery(20*time.Millisecond, func() int {
+	return sampleEvery(20*time.Millisecond, 2, func() int {
 		b.Reset()
 		if p.WriteTo(&b, 1) != nil {
 			return -1
@@ -386,18 +387,26 @@ func inWaitStep(profile []byte) int {
 }
 
 // sampleEvery calls f every d until the returned function is called; that
-// returns the largest value f gave in two calls in a row (-1 if f could
-// not measure).
-func sampleEvery(d time.Duration, f func() int) func() int {
+// returns the largest value f gave in k calls in a row (-1 if f could not
+// measure): what was sustained, not a moment's excess. (Go's transport
+// hands a closed connection's slot to a waiting dial before it closes the
+// socket — persistConn.closeLocked calls decConnsPerHost, then
+// conn.Close — so at a load average of 15 a descheduled closing goroutine
+// showed three connections against a limit of 2 for two samples 100 ms
+// apart. A limit really broken stays broken while connections are kept
+// alive, for seconds.)
+func sampleEvery(d time.Duration, k int, f func() int) func() int {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	best := -1
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		prev := f()
-		if prev < 0 {
+		last := make([]int, 0, k) // the latest k values, oldest first
+		if x := f(); x < 0 {
 			return
+		} else {
+			last = append(last, x)
 		}
 		tk := time.NewTicker(d)
 		defer tk.Stop()
@@ -412,8 +421,13 @@ func sampleEvery(d time.Duration, f func() int) func() int {
 				best = -1
 				return
 			}
-			best = max(best, min(prev, x))
-			prev = x
+			if len(last) == k {
+				last = append(last[:0], last[1:]...)
+			}
+			last = append(last, x)
+			if len(last) == k {
+				best = max(best, slices.Min(last))
+			}
 		}
 	}()
 	return func() int {

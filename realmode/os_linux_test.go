@@ -12,8 +12,8 @@ import (
 // watchConns samples, every 100 ms until the function it returns is
 // called, the TCP connections established to the listener at addr, as the
 // kernel counts them (the server's side, through sock_diag: what ss -t
-// state established lists), and returns the most seen in two samples in a
-// row, -1 if the kernel cannot be asked. (A dump costs 2–5 ms on this VM,
+// state established lists), and returns the most seen in five samples in
+// a row (half a second; see sampleEvery), -1 if the kernel cannot be asked. (A dump costs 2–5 ms on this VM,
 // so it is not sampled more often; connections are kept alive, so a limit
 // broken is broken for long.)
 func watchConns(addr string) func() int {
@@ -22,7 +22,7 @@ func watchConns(addr string) func() int {
 	if err != nil {
 		panic(addr)
 	}
-	return sampleEvery(100*time.Millisecond, func() int {
+	return sampleEvery(100*time.Millisecond, 5, func() int {
 		n, err := established(port)
 		if err != nil {
 			return -1

@@ -47,8 +47,8 @@ func TestMMcCoresAndSharing(t *testing.T) {
 }
 
 // connLimit checks that the connections established to tier i, as the
-// kernel counts them, reached limit and never exceeded it (for two
-// samples in a row).
+// kernel counts them, reached limit and never exceeded it (for five
+// samples in a row, half a second).
 func connLimit(t *testing.T, c *crossRun, i, limit int) {
 	t.Helper()
 	switch got := c.conns[i]; {
