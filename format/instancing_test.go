@@ -31,3 +31,24 @@ wcf.instance_cpu = "2s"`)), nil)
 		t.Errorf("instance_cpu = 2s: error %v, want one at crack.toml:22 naming tier.be.wcf.instance_cpu", err)
 	}
 }
+
+func TestWCFOneWay(t *testing.T) {
+	topo := loadTopo(t, `[load]
+users = 1
+[[tier]]
+name = "a"
+preset = "self-net35"
+wcf.one_way = true
+[[tier]]
+name = "b"
+preset = "self-net35"
+`)
+	if !topo.Tiers[0].OneWay() || topo.Tiers[1].OneWay() {
+		t.Errorf("one_way: a %v (want true), b %v (want false, the default)", topo.Tiers[0].OneWay(), topo.Tiers[1].OneWay())
+	}
+	_, err := LoadExperiment("crack.toml", []byte(mut(`preset = "self-net35"`, `preset = "self-net35"
+wcf.one_way = "yes"`)), nil)
+	if err == nil || !strings.Contains(err.Error(), "crack.toml:22: tier.be.wcf.one_way") {
+		t.Errorf("one_way = \"yes\": error %v, want one at crack.toml:22 naming tier.be.wcf.one_way", err)
+	}
+}

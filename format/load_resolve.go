@@ -61,6 +61,7 @@ var tierDefaults = map[string]any{
 	// locking"); a measured operation cost already includes them.
 	"wcf.instance_cpu":    "0s",
 	"wcf.single_lock_cpu": "0s",
+	"wcf.one_way":         false, // OperationContract IsOneWay defaults to false
 	"replicas":            1,
 	"balancer.policy":     "round-robin",
 	"balancer.affinity":   "session",
@@ -384,6 +385,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 	w.InstanceCPU = c.dur(scopeTier, "wcf.instance_cpu")
 	w.SingleLockCPU = c.dur(scopeTier, "wcf.single_lock_cpu")
 	w.Listener = resolveListener(c, n)
+	w.OneWay = c.bool(scopeTier, "wcf.one_way")
 	return w
 }
 

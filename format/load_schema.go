@@ -213,6 +213,7 @@ var tierKeys = concatKeys(
 		{name: "nettcp.port_sharing", typ: tBool},
 		intKey("nettcp.sharing_max_pending", 1, maxInt32, ""),
 		intKey("nettcp.sharing_listen_backlog", 1, maxInt32, ""),
+		{name: "wcf.one_way", typ: tBool},
 	},
 	callKeysExcept("calls.", "call"),
 )

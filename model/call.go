@@ -725,7 +725,7 @@ func (c *call) advance() {
 			t.arrive(j)
 			return
 		case cpRecv:
-			d := c.spec.wire(c.spec.ReplyKB)
+			d := c.spec.wire(c.replyKB())
 			if f := c.spec.Farm; f != nil && !c.spec.PerHost {
 				d += f.Balancer.Latency
 			}
@@ -735,6 +735,9 @@ func (c *call) advance() {
 				return
 			}
 		case cpDecode:
+			if c.oneWay() {
+				break // an acknowledgement, no message to decode
+			}
 			if d := c.spec.Binding.cost(c.spec.ReplyKB); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
@@ -745,6 +748,18 @@ func (c *call) advance() {
 		}
 		c.phase++
 	}
+}
+
+// oneWay reports whether the call's target operation is one-way: its
+// answer is the transport's acknowledgement (HTTP 202), no reply message.
+func (c *call) oneWay() bool { return c.r.top.Tiers[c.spec.Target].OneWay() }
+
+// replyKB is the payload of the call's reply: none for a one-way call.
+func (c *call) replyKB() float64 {
+	if c.oneWay() {
+		return 0
+	}
+	return c.spec.ReplyKB
 }
 
 // serverDone is the target's reply (or error) arriving back.

@@ -40,6 +40,10 @@ type job struct {
 	pausedThread bool
 	sessStage    int
 	inListen     bool // waits for its session among the netTcp listener's connections
+	// accepted: a one-way request answered (PhaseAccept); its operation
+	// goes on for nobody waiting, and is not orphaned work. leftHost: its
+	// ASP.NET request ended there (counters, worker, admission).
+	accepted, leftHost bool
 
 	// The counters (docs/counters.md): inTier once counted as arrived (a
 	// request refused at the door never is); isExec from the start of
@@ -78,6 +82,7 @@ const (
 	jpGate      = PhaseGate
 	jpThread    = PhaseThread
 	jpDecode    = PhaseDecode
+	jpAccept    = PhaseAccept
 	jpSteps     = PhaseSteps
 	jpEncode    = PhaseEncode
 	jpDone      = PhaseDone
@@ -116,6 +121,9 @@ func (t *tierRT) newJob(c *call) *job {
 
 // orphaned reports whether nobody waits for this job's reply any more.
 func (j *job) orphaned() bool {
+	if j.accepted {
+		return false // a one-way operation: answered, still wanted
+	}
 	return j.call == nil || j.call.orphaned()
 }
 
@@ -393,6 +401,8 @@ func (j *job) advance() {
 				j.useCPU(need)
 				return
 			}
+		case jpAccept:
+			j.accept()
 		case jpSteps:
 			if !j.inOp {
 				j.startOp()
@@ -407,6 +417,9 @@ func (j *job) advance() {
 			j.step++
 			continue
 		case jpEncode:
+			if t.spec.OneWay() {
+				break // no reply message
+			}
 			if need := j.spec.Binding.cost(j.spec.ReplyKB); need > 0 {
 				j.useCPU(need)
 				return
@@ -706,6 +719,63 @@ func (p *proxyInst) wakeSessionWaiters() {
 	p.sessWait = p.sessWait[:0]
 }
 
+// endRequest ends the request's counters (Requests Current, Executing or
+// Queued, Request Execution Time, its HttpApplication instance).
+func (j *job) endRequest(now sim.Time) {
+	t := j.t
+	t.lvCur.Add(now, -1)
+	if j.isExec {
+		t.lvExec.Add(now, -1)
+		d := now.Sub(j.execAt)
+		t.iExec.Add(d)
+		if t.r.measuring {
+			t.mExec.Add(d)
+		}
+		if t.pipes != nil {
+			t.pipes.Return(time.Duration(now))
+			t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
+		}
+	} else {
+		t.lvQueued.Add(now, -1)
+	}
+}
+
+// accept answers a one-way request (PhaseAccept): WCF's dispatcher replies
+// to it before it takes the instance lock and runs the operation
+// (ImmutableDispatchRuntime.ProcessMessage11: RequestContext.Reply(null),
+// an HTTP 202 Accepted). On an ASP.NET host the request is complete then
+// and gives back its worker thread and its admission: "When the WCF
+// operation is one-way, the request has to be completed before the service
+// operation is invoked. So the ASP.NET worker thread has to return
+// earlier" (seed 000). The caller's call ends; the operation goes on,
+// holding its throttles, and ends the job as usual (the tier counts it
+// completed then).
+func (j *job) accept() {
+	t := j.t
+	if t.execPhase == jpWorker {
+		now := t.r.e.Now()
+		if j.inTier {
+			j.endRequest(now)
+			j.leftHost = true
+		}
+		if j.holdWorker {
+			t.worker.release()
+			j.holdWorker = false
+		}
+		if j.admitted {
+			t.executing--
+			j.admitted = false
+		}
+		t.drain()
+	}
+	c := j.call
+	if c == nil {
+		return // its caller has gone: nobody to answer
+	}
+	j.call, j.accepted = nil, true
+	c.serverDone(results.Completed)
+}
+
 // ---------------------------------------------------------------------------
 // downstream calls
 
@@ -847,21 +917,9 @@ func (j *job) finish(o results.Outcome) {
 		j.endOp()
 	}
 	if j.inTier {
-		t.lvCur.Add(now, -1)
 		t.lvMem.Add(now, -float64(t.spec.MemoryPerRequest))
-		if j.isExec {
-			t.lvExec.Add(now, -1)
-			d := now.Sub(j.execAt)
-			t.iExec.Add(d)
-			if t.r.measuring {
-				t.mExec.Add(d)
-			}
-			if t.pipes != nil {
-				t.pipes.Return(time.Duration(now))
-				t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
-			}
-		} else {
-			t.lvQueued.Add(now, -1)
+		if !j.leftHost {
+			j.endRequest(now)
 		}
 	}
 	if o == results.Completed && t.r.measuring {

@@ -430,7 +430,7 @@ func (t *tierRT) OnEvent(e *sim.Engine, kind int32, arg any) {
 	limit := t.spec.Admission.ExecutionTimeout
 	for t.execHead < len(t.execList) {
 		ref := t.execList[t.execHead]
-		if !ref.live() {
+		if !ref.live() || ref.j.leftHost { // ended, or a one-way request ASP.NET has completed
 			t.execList[t.execHead] = jobRef{}
 			t.execHead++
 			continue

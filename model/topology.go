@@ -243,7 +243,17 @@ type WCF struct {
 	// Listener is the service's netTcp listener; it applies to the
 	// sessions of calls whose binding goes through it (Binding.Listener).
 	Listener Listener
+	// OneWay: the operation is one-way (OperationContract IsOneWay). The
+	// dispatcher answers the request once it holds a call slot and has
+	// decoded it, before the instance lock and the operation
+	// (PhaseAccept): the caller's call ends there, with the transport's
+	// acknowledgement (HTTP 202 Accepted) and no reply message; the
+	// operation goes on, holding its throttles.
+	OneWay bool
 }
+
+// OneWay reports whether calls into the tier are one-way (WCF.OneWay).
+func (t *Tier) OneWay() bool { return t.WCF != nil && t.WCF.OneWay }
 
 // SingleLock reports whether the service is one instance with one lock
 // for all its calls (InstanceContextMode Single, ConcurrencyMode Single or

@@ -54,6 +54,10 @@ const (
 	// PhaseDecode: CPU to decode the request (binding cost, proxy set-up):
 	// the channel's and the encoder's work.
 	PhaseDecode
+	// PhaseAccept: a one-way operation's answer (WCF.OneWay): the
+	// caller's call ends; on an ASP.NET host the request ends there too,
+	// giving back its worker thread and its admission.
+	PhaseAccept
 	// PhaseSteps: the operation's steps, in order.
 	PhaseSteps
 	// PhaseEncode: CPU to encode the reply.
@@ -62,7 +66,7 @@ const (
 	PhaseDone
 )
 
-var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "steps", "encode", "done"}
+var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "accept", "steps", "encode", "done"}
 
 func (k PhaseKind) String() string { return phaseNames[k] }
 
@@ -98,6 +102,11 @@ func (t *Tier) Walk() []Phase {
 		w = append(w, Phase{Kind: PhaseGate, Gate: i})
 	}
 	w = append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode})
+	if t.OneWay() {
+		// ProcessMessage11 replies to a one-way request before
+		// EnsureInstanceContext and LockInstance.
+		w = append(w, Phase{Kind: PhaseAccept})
+	}
 	if t.WCF != nil {
 		w = append(w, Phase{Kind: PhaseConcurrency}, Phase{Kind: PhaseActivate})
 	}

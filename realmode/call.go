@@ -707,12 +707,19 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	}
 	// Receive and decode with the connection held (the body is unread).
 	var rerr error
-	if d := spec.Wire(spec.ReplyKB); d > 0 {
+	// A one-way call's answer is an acknowledgement: no reply message to
+	// transfer or decode (model call.replyKB).
+	oneWay := rt.top.Tiers[spec.Target].OneWay()
+	replyKB := spec.ReplyKB
+	if oneWay {
+		replyKB = 0
+	}
+	if d := spec.Wire(replyKB); d > 0 {
 		t1 := clk.now()
 		rerr = clk.sleep(actx, d)
 		root.charge(bdNet, clk.now()-t1)
 	}
-	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil {
+	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil && !oneWay {
 		rerr = from.useCPU(actx, d, root)
 	}
 	_, berr := io.Copy(io.Discard, resp.Body)

@@ -470,7 +470,27 @@ func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id, err := strconv.ParseUint(h.Get(hdrProxy), 10, 64); err == nil && t.wcf && j.spec.Binding.Sessionful {
 		j.sess = t.sessionFor(id, h.Get(hdrPerCall) == "1")
 	}
-	o := t.serve(j)
+	var o results.Outcome
+	if t.spec.OneWay() && rt.handlers.enter() {
+		// A one-way operation: the handler answers once the walk has
+		// accepted the request (job.accept) and the walk goes on without
+		// it, as WCF's reply to a one-way request (HTTP 202) ends the HTTP
+		// exchange before the operation runs; the connection is free for
+		// the client's next request meanwhile.
+		acked, done := make(chan struct{}), make(chan results.Outcome, 1)
+		j.acked = acked
+		go func() {
+			defer rt.handlers.leave()
+			done <- t.serve(j)
+		}()
+		select {
+		case <-acked:
+			o = results.Completed
+		case o = <-done:
+		}
+	} else {
+		o = t.serve(j)
+	}
 	w.Header().Set(hdrOutcome, o.String())
 	w.Header().Set("Content-Length", "1")
 	w.WriteHeader(outcomeStatus[o])
@@ -528,8 +548,14 @@ type job struct {
 
 	// The counters (model job): real instants of arrival, of the start of
 	// execution and of the operation; whether it ever queued.
-	arrived, execAt, opAt  time.Duration
-	inTier, isExec, inOp   bool
+	arrived, execAt, opAt time.Duration
+	inTier, isExec, inOp  bool
+	// A one-way request (model.WCF.OneWay): acked is closed when it is
+	// answered (PhaseAccept), accepted set; leftHost: its ASP.NET request
+	// ended then.
+	acked                  chan struct{}
+	accepted               atomic.Bool
+	leftHost               bool
 	queued, threadRejected bool
 
 	workerW                                                  *waiter
@@ -551,6 +577,9 @@ var (
 
 // orphaned reports whether nobody waits for this job's reply any more.
 func (j *job) orphaned() bool {
+	if j.accepted.Load() {
+		return false // a one-way operation: answered, still wanted
+	}
 	if j.reqCtx.Err() != nil {
 		return true
 	}
@@ -1025,9 +1054,14 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 				return results.Failed, true
 			}
 		}
+	case model.PhaseAccept:
+		j.accept()
 	case model.PhaseSteps:
 		return j.steps()
 	case model.PhaseEncode:
+		if t.spec.OneWay() {
+			break // no reply message
+		}
 		if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
 			if j.useCPU(need) != nil {
 				return results.Failed, true
@@ -1171,6 +1205,57 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 	return o, nil
 }
 
+// endRequest ends the request's counters (model job.endRequest).
+func (j *job) endRequest(now time.Duration) {
+	t := j.t
+	t.lvCur.add(-1)
+	if !j.isExec {
+		t.lvQueued.add(-1)
+		return
+	}
+	t.lvExec.add(-1)
+	d := t.rt.clk.toSim(now - j.execAt)
+	t.cmu.Lock()
+	t.iExec.Add(d)
+	if t.rt.measuring.Load() {
+		t.mExec.Add(d)
+	}
+	if t.pipes != nil {
+		t.pipes.Return(t.simNow())
+		t.pipesLocked()
+	}
+	t.cmu.Unlock()
+}
+
+// accept answers a one-way request (model job.accept): on an ASP.NET host
+// the request ends, giving back its worker thread and its admission; the
+// handler replies (acked) while the walk goes on.
+func (j *job) accept() {
+	t := j.t
+	if t.aspnet {
+		if j.inTier {
+			j.endRequest(t.rt.clk.now())
+			j.leftHost = true
+		}
+		if j.holdWorker {
+			t.worker.release()
+			j.holdWorker = false
+		}
+		t.admMu.Lock()
+		if j.admitted {
+			t.executing--
+			j.admitted = false
+		}
+		t.admMu.Unlock()
+		t.drain()
+	}
+	if j.acked != nil {
+		j.accepted.Store(true)
+		close(j.acked)
+		j.acked = nil
+	}
+}
+
 // finish releases everything in the model's order and records the end.
 func (j *job) finish(o results.Outcome) results.Outcome {
 	t := j.t
@@ -1221,26 +1306,12 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	}
 	now := rt.clk.now()
 	if j.inTier {
-		t.lvCur.add(-1)
 		t.lvMem.add(-float64(t.spec.MemoryPerRequest))
-		if j.isExec {
-			t.lvExec.add(-1)
-		} else {
-			t.lvQueued.add(-1)
+		if !j.leftHost {
+			j.endRequest(now)
 		}
 	}
 	t.cmu.Lock()
-	if j.inTier && j.isExec {
-		d := rt.clk.toSim(now - j.execAt)
-		t.iExec.Add(d)
-		if rt.measuring.Load() {
-			t.mExec.Add(d)
-		}
-		if t.pipes != nil {
-			t.pipes.Return(t.simNow())
-			t.pipesLocked()
-		}
-	}
 	if o == results.Completed && rt.measuring.Load() {
 		t.resp.Record(rt.clk.toSim(now - j.arrived))
 		t.served++
