@@ -2,10 +2,14 @@ package plots
 
 import (
 	"fmt"
+	"image"
 	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/tsim-dev/tsim/results"
 )
@@ -117,6 +121,33 @@ func BenchmarkLatency(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkSeriesLine draws one counter's line of n samples (a random
+// walk, the worst case: every column of pixels holds ups and downs) on a
+// panel 1,100 pixels wide, with the plot's axes, and no PNG encoding: the
+// cost of a series in counters.png. ns/sample should never grow with n:
+// once a column holds a few samples, more add only the cost of reducing
+// them (decimate), so the time per series grows less than linearly.
+func BenchmarkSeriesLine(b *testing.B) {
+	for _, n := range []int{600, 1200, 2400, 3600, 36_000} {
+		rng := rand.New(rand.NewPCG(uint64(n), 9))
+		xy := make(plotter.XYs, n)
+		y := 40.0
+		for i := range xy {
+			y = math.Max(0, math.Min(80, y+float64(rng.IntN(7)-3)))
+			xy[i] = plotter.XY{X: float64(i) * 3600 / float64(n), Y: y}
+		}
+		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) {
+			img := image.NewRGBA(image.Rect(0, 0, 1200, 240))
+			for b.Loop() {
+				p := newPlot("", "time (s)", "count")
+				p.Add(newSeriesLine(xy, draw.LineStyle{Color: palette[0], Width: px(3)}))
+				p.Draw(draw.New(newRGBACanvas(img)))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
 		})
 	}
 }

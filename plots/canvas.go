@@ -35,6 +35,7 @@ type rgbaCanvas struct {
 	st      strokeState   // as gg keeps it
 	stack   []strokeState // saved by Push
 	z       vector.Rasterizer
+	mask    image.Alpha // a shape's coverage
 	faces   map[faceKey]font.Face
 	glyphs  map[glyphKey]*glyph
 	polys   [][]point
@@ -373,7 +374,7 @@ func (c *rgbaCanvas) fillPolys(polys [][]point) {
 	}
 	z := &c.z
 	z.Reset(r.Dx(), r.Dy())
-	z.DrawOp = imagedraw.Over
+	z.DrawOp = imagedraw.Src
 	ox, oy := float64(r.Min.X), float64(r.Min.Y)
 	for _, pl := range polys {
 		if len(pl) < 3 {
@@ -392,7 +393,15 @@ func (c *rgbaCanvas) fillPolys(polys [][]point) {
 		}
 		z.ClosePath()
 	}
-	z.Draw(c.img, r, image.NewUniform(c.st.color), image.Point{})
+	// The coverage, then the colour through it: image/draw skips the
+	// pixels a shape does not touch, most of a thin line's bounds.
+	n := r.Dx() * r.Dy()
+	if cap(c.mask.Pix) < n {
+		c.mask.Pix = make([]uint8, n)
+	}
+	c.mask.Pix, c.mask.Stride, c.mask.Rect = c.mask.Pix[:n], r.Dx(), image.Rect(0, 0, r.Dx(), r.Dy())
+	z.Draw(&c.mask, c.mask.Rect, image.Opaque, image.Point{})
+	imagedraw.DrawMask(c.img, r, image.NewUniform(c.st.color), image.Point{}, &c.mask, image.Point{}, imagedraw.Over)
 }
 
 // signedArea is twice the signed area of a polygon.
