@@ -388,6 +388,34 @@ func ParseOutputs(s string) (Outputs, error) {
 // the files are the same as drawn one by one. Pictures that cannot be
 // drawn (no request completed, say) are skipped with a note in warnings.
 func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []string, err error) {
+	// The pictures are drawn while the JSON and CSV files are written: a
+	// run's output takes the time of its longest picture, not the sum.
+	var pics []picture
+	if kinds.PNG {
+		pics = pictures(r)
+	}
+	pngs := make([][]byte, len(pics))
+	errs := make([]error, len(pics))
+	var wg sync.WaitGroup
+	for i, pic := range pics {
+		if pic.err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
+				}
+			}()
+			var buf bytes.Buffer
+			errs[i] = pic.fig.WritePNG(&buf)
+			pngs[i] = buf.Bytes()
+		}()
+	}
+	defer wg.Wait() // on an error too: no goroutine outlives the call
+
 	add := func(name string, data []byte, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -416,30 +444,6 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 				return nil, nil, err
 			}
 		}
-	}
-	if !kinds.PNG {
-		return outs, nil, nil
-	}
-	pics := pictures(r)
-	pngs := make([][]byte, len(pics))
-	errs := make([]error, len(pics))
-	var wg sync.WaitGroup
-	for i, pic := range pics {
-		if pic.err != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
-				}
-			}()
-			var buf bytes.Buffer
-			errs[i] = pic.fig.WritePNG(&buf)
-			pngs[i] = buf.Bytes()
-		}()
 	}
 	wg.Wait()
 	for i, pic := range pics {
