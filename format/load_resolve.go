@@ -34,6 +34,7 @@ var tierDefaults = map[string]any{
 	"cpu_discipline":                   "sharing",
 	"cost_multiplier":                  1.0,
 	"async":                            false,
+	"start_up":                         "0s",
 	"memory_per_request_kb":            0.0,
 	"auto_config":                      false,
 	"worker.min":                       0,
@@ -279,6 +280,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 		CostMultiplier:   c.float(scopeTier, "cost_multiplier"),
 		DotNet:           c.str(scopeTier, "dotnet"),
 		Async:            c.bool(scopeTier, "async"),
+		StartUp:          c.dur(scopeTier, "start_up"),
 		MemoryPerRequest: int64(c.float(scopeTier, "memory_per_request_kb") * 1024),
 	}
 	tier.Host = model.HostKind(indexOf(model.HostNames(), c.str(scopeTier, "host")))

@@ -177,6 +177,7 @@ var tierKeys = concatKeys(
 		enumKey("cpu_discipline", model.CPUNames()...),
 		floatKey("cost_multiplier", 0, 1000, true),
 		{name: "async", typ: tBool},
+		durKey("start_up", 0, time.Hour, false),
 		floatKey("memory_per_request_kb", 0, 1e7, false),
 		enumKey("dotnet", dotnetVersions...),
 		{name: "auto_config", typ: tBool},

@@ -43,6 +43,10 @@ type tierRT struct {
 	singleCreated              bool   // and a call has paid its creation (WCF.InstanceCPU)
 	locks                      []*slots
 
+	// StartUp: the host is open, or opening, and the requests waiting for it.
+	open, opening bool
+	startQ        []*job
+
 	execList []jobRef // executionTimeout candidates in start order
 	execHead int
 	execTick sim.EventID
@@ -303,6 +307,10 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 
 func (t *tierRT) arrive(j *job) {
 	now := t.r.e.Now()
+	if t.spec.StartUp > 0 && !t.open {
+		t.waitOpen(j)
+		return
+	}
 	t.iArrived++
 	if t.r.measuring {
 		t.mArrived++
@@ -408,7 +416,37 @@ func (t *tierRT) drop(j *job) {
 // ---------------------------------------------------------------------------
 // executionTimeout: a periodic check aborts requests that have run too long.
 
-const evExecCheck int32 = 100
+const (
+	evExecCheck int32 = 100
+	evOpened    int32 = 101 // the host has opened (StartUp)
+)
+
+// waitOpen holds a request that arrived before the service host opened;
+// the first one starts it opening.
+func (t *tierRT) waitOpen(j *job) {
+	j.phaseAt = t.r.e.Now()
+	t.startQ = append(t.startQ, j)
+	if !t.opening {
+		t.opening = true
+		t.r.e.Schedule(t.spec.StartUp, sim.ClassCompletion, t, evOpened, nil)
+	}
+}
+
+// opened lets the requests that waited for the host in, in arrival order.
+func (t *tierRT) opened(now sim.Time) {
+	t.open = true
+	q := t.startQ
+	t.startQ = nil
+	for _, j := range q {
+		if j.ended || j.free {
+			continue
+		}
+		w := now.Sub(j.phaseAt)
+		j.root.charge(bdAdmit, w)
+		j.waited += w
+		t.arrive(j)
+	}
+}
 
 func (t *tierRT) armExecCheck() {
 	if t.execTick.Valid() {
@@ -422,6 +460,10 @@ func (t *tierRT) armExecCheck() {
 }
 
 func (t *tierRT) OnEvent(e *sim.Engine, kind int32, arg any) {
+	if kind == evOpened {
+		t.opened(e.Now())
+		return
+	}
 	if kind != evExecCheck {
 		return
 	}

@@ -69,6 +69,13 @@ type Tier struct {
 	Async bool   // the operation returns its thread while it waits downstream
 	Steps []Step // the operation, in order
 
+	// StartUp is the time the service host takes to open (loading its
+	// assemblies, building its channel stack and listeners): it opens when
+	// its first request arrives (activation on the first call, as IIS and
+	// WAS start a service), and every request that arrives meanwhile waits
+	// for it, not yet counted at the tier. 0: open from the start.
+	StartUp time.Duration
+
 	// MemoryPerRequest is the memory a request holds while it is inside
 	// the tier (queued or executing), in bytes; reported as a level.
 	MemoryPerRequest int64

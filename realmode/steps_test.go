@@ -624,3 +624,17 @@ func TestStepListenerRefusesBeyondBacklog(t *testing.T) {
 		t.Errorf("service rejected %d, %.0f waiting in the listener at most; want 1 and at most 2", r.Tiers[0].Rejected, r.Tiers[0].ListenerWaitingMax)
 	}
 }
+
+func TestStepStartUpFirstCallWaits(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	// model TestStartUpFirstCallWaits: the host takes 1 s to open, at the
+	// first call (sent at 1 s); two users both wait for it, then call every
+	// 1.1 s and find it open.
+	svc := tier("svc", 8, waitFor(100*time.Millisecond))
+	svc.StartUp = time.Second
+	top := &model.Topology{
+		Duration: 4500 * time.Millisecond, SampleEvery: time.Second, Tiers: []model.Tier{svc},
+		Load: model.Load{Kind: model.LoadClosed, Users: model.Schedule{{At: 0, Value: 2}}, Think: cnst(time.Second), Call: model.Call{Target: 0}},
+	}
+	table(t, "two users", top, "1.1 1.1 0.1 0.1 0.1 0.1", Options{})
+}

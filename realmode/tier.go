@@ -58,6 +58,11 @@ type tierRT struct {
 	listenWaiting int   // connections waiting in the netTcp listener for a session (sessMu)
 	lvListen      level // listenWaiting over time
 
+	// StartUp (model Tier.StartUp): openCh is closed once the host has
+	// opened; the first request starts it opening.
+	openCh   chan struct{}
+	openOnce sync.Once
+
 	execMu    sync.Mutex
 	execList  []*job
 	execHead  int
@@ -111,6 +116,9 @@ func (l *lockedSampler) sample() time.Duration {
 func newTierRT(rt *runner, i int) *tierRT {
 	spec := &rt.top.Tiers[i]
 	t := &tierRT{rt: rt, idx: i, spec: spec, wcf: spec.WCF != nil, execCh: make(chan struct{}, 1)}
+	if spec.StartUp > 0 {
+		t.openCh = make(chan struct{})
+	}
 	for _, l := range t.levels() {
 		l.clk = rt.clk
 	}
@@ -601,6 +609,20 @@ func (t *tierRT) serve(j *job) results.Outcome {
 	j.ctx, j.cancel = context.WithCancelCause(rt.workCtx)
 	j.id = rt.nextID.Add(1)
 	rt.jobs.Store(j.id, j)
+	if t.openCh != nil {
+		select {
+		case <-t.openCh:
+		default:
+			// The host is not open yet (model tierRT.waitOpen): the
+			// request waits, not yet counted at the tier.
+			t0 := rt.clk.now()
+			if err := t.waitOpen(j.ctx); err != nil {
+				return j.finish(results.Failed)
+			}
+			j.charge(bdAdmit, t0)
+			j.queued = true
+		}
+	}
 
 	arrived := rt.clk.now()
 	j.arrived = arrived
@@ -646,6 +668,23 @@ func (t *tierRT) serve(j *job) results.Outcome {
 		t.execMu.Unlock()
 	}
 	return j.finish(j.run())
+}
+
+// waitOpen waits for the service host to open; the first request starts
+// it opening (StartUp).
+func (t *tierRT) waitOpen(ctx context.Context) error {
+	t.openOnce.Do(func() {
+		go func() {
+			_ = t.rt.clk.sleep(t.rt.workCtx, t.spec.StartUp)
+			close(t.openCh)
+		}()
+	})
+	select {
+	case <-t.openCh:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // arrive takes the admission decision (model.DecideClassic or
