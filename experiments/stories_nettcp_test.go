@@ -51,7 +51,6 @@ func TestStoryNetTcp29k(t *testing.T) {
 	dbg := storyCRun(t, runs, "debug-debug-no-server-gc")
 	figure(t, "debug+debug without server GC: times slower", tcp.GoodputPerS/dbg.GoodputPerS, 29, 1.0/29)
 	notYet(t, "what the debug client, the debug service and workstation GC each cost", "the chart's values (not in the text) and a GC model")
-	notYet(t, "one-way operations", "a one-way variant of this story")
 }
 
 // Seed 004 and facts §4/§5: a burst of netTcp clients against the session
