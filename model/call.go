@@ -297,15 +297,32 @@ type proxyInst struct {
 	sessWait    []jobRef // jobs waiting for that session
 	jobs        int      // server jobs in progress on this proxy
 	dead        bool     // closed or aborted by the client
+	// aborted: the client aborted the proxy (after a timeout or a
+	// failure) rather than closing it; lastActive is when its last job
+	// ended; idle the session's inactivity timer (SessionIdleTimeout).
+	aborted    bool
+	lastActive sim.Time
+	idle       sim.EventID
+	// pendTier is the tier where the proxy's security session is pending
+	// (negotiated, not yet opened: WCF.MaxPendingSessions); pendTimer its
+	// expiry when no call comes to open it.
+	pendTier  *tierRT
+	pendTimer sim.EventID
+	r         *runner
+	spec      *Call
 }
 
 func (ps *proxyState) newInst(perCall bool) *proxyInst {
 	ps.nextID++
-	return &proxyInst{id: ps.nextID, perCall: perCall, fresh: true}
+	return &proxyInst{id: ps.nextID, perCall: perCall, fresh: true, r: ps.cs.r, spec: ps.cs.spec}
 }
 
 // closeSession ends the proxy's server session, if any.
 func (p *proxyInst) closeSession() {
+	if p.idle.Valid() {
+		p.r.e.Cancel(p.idle)
+		p.idle = sim.EventID{}
+	}
 	if !p.session {
 		return
 	}
@@ -318,11 +335,92 @@ func (p *proxyInst) closeSession() {
 	}
 }
 
-// close is the client closing (or aborting) the proxy.
+// close is the client closing the proxy.
 func (p *proxyInst) close() {
 	p.dead = true
 	if p.jobs == 0 {
+		p.settle()
+	}
+}
+
+// abort is the client aborting the proxy (WCF aborts a channel after a
+// timeout or a fault): no message tells the server.
+func (p *proxyInst) abort() {
+	if !p.dead {
+		p.aborted = true
+	}
+	p.dead = true
+	if p.jobs == 0 {
+		p.settle()
+		if p.pendTier != nil && !p.pendTimer.Valid() {
+			// Negotiated, but the call that would open it never came:
+			// the service drops it after its inactivity timeout.
+			if d := p.pendTier.spec.WCF.PendingSessionTimeout; d > 0 {
+				p.pendTimer = p.r.e.Schedule(d, sim.ClassTimeout, p, pkPending, nil)
+			}
+		}
+	}
+}
+
+// settle is a dead proxy's last job ending: a closed proxy's session ends
+// now; an aborted one's, unseen by a server that waits for more messages,
+// SessionIdleTimeout after its last message.
+func (p *proxyInst) settle() {
+	d := p.spec.Binding.SessionIdleTimeout
+	if !p.aborted || d <= 0 || !p.session {
 		p.closeSession()
+		return
+	}
+	if p.idle.Valid() {
+		return
+	}
+	at := p.lastActive.Add(d)
+	now := p.r.e.Now()
+	if at <= now {
+		p.closeSession()
+		return
+	}
+	p.idle = p.r.e.Schedule(at.Sub(now), sim.ClassTimeout, p, pkIdle, nil)
+}
+
+// pend counts the proxy's security session pending at t (its token issued).
+func (p *proxyInst) pend(t *tierRT) {
+	if p.pendTier == nil {
+		p.pendTier = t
+		t.pending++
+	}
+}
+
+// unpend ends the proxy's pending state: opened, gone, or expired.
+func (p *proxyInst) unpend() {
+	if p.pendTier == nil {
+		return
+	}
+	p.pendTier.pending--
+	p.pendTier = nil
+	if p.pendTimer.Valid() {
+		p.r.e.Cancel(p.pendTimer)
+		p.pendTimer = sim.EventID{}
+	}
+}
+
+const (
+	pkIdle int32 = iota
+	pkPending
+)
+
+func (p *proxyInst) OnEvent(e *sim.Engine, kind int32, arg any) {
+	switch kind {
+	case pkIdle:
+		p.idle = sim.EventID{}
+		if p.jobs == 0 {
+			p.closeSession() // receiveTimeout: the idle session is dropped
+		}
+	case pkPending:
+		p.pendTimer = sim.EventID{}
+		if p.jobs == 0 {
+			p.unpend()
+		}
 	}
 }
 
@@ -365,6 +463,10 @@ type call struct {
 	build     ProxyBuild
 	addFact   bool // the new proxy's factory goes into a cache once built
 	phaseAt   sim.Time
+	// The negotiation as its own exchange (Binding.NegotiationLegs): the
+	// legs answered so far and the negotiation's own timeout.
+	negLeg   int
+	negTimer sim.EventID
 
 	// Farms (farmrt.go): base is the call site's statistics (cs is a
 	// replica's for PerHost); replica the machine chosen, sent whether bal
@@ -387,6 +489,7 @@ const (
 	cpCreate
 	cpHandshake
 	cpConn
+	cpNegotiate // a new proxy's negotiation legs (Binding.NegotiationLegs)
 	cpEncode
 	cpSend
 	cpBalance // a farm's virtual host: the balancer's door
@@ -394,6 +497,7 @@ const (
 	cpServer
 	cpRecv
 	cpDecode
+	cpClose // a per-call proxy's close message (Binding.CloseMessage)
 	cpDone
 )
 
@@ -405,6 +509,8 @@ const (
 	ckBackoff
 	ckWaitTimeout
 	ckCore // CPUFCFS caller: a core was granted
+	ckNegTimeout
+	ckLegWire // a negotiation leg's round trip on the wire
 )
 
 func (r *runner) newCall(spec *Call, from *tierRT, caller *job, u *user, root rootRef) *call {
@@ -464,6 +570,7 @@ func (c *call) attemptStart() {
 		c.pickHost() // a retry goes to the next machine the caller picks
 	}
 	c.broken = false
+	c.negLeg = 0
 	c.phase = cpProxy
 	if c.spec.Timeout > 0 {
 		c.deadline = c.cs.deadlines.Schedule(c, ckDeadline, nil)
@@ -535,6 +642,13 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 	case ckBackoff:
 		c.timer = sim.EventID{}
 		c.attemptStart()
+	case ckNegTimeout:
+		c.negTimer = sim.EventID{}
+		c.fail(results.TimedOut) // "unable to finish the security negotiation within the configured timeout"
+	case ckLegWire:
+		c.timer = sim.EventID{}
+		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.advance()
 	}
 }
 
@@ -629,7 +743,9 @@ func (c *call) advance() {
 				c.build = c.cs.buildProxy(c.ep)
 				c.addFact = c.build.Add
 				b := &c.spec.Binding
-				c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
+				if b.NegotiationLegs == 0 {
+					c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
+				}
 				if cost := c.build.Cost(&c.spec.Proxy) + b.SessionCPU; c.clientCPU && cost > 0 {
 					c.callerCPU(cost)
 					return
@@ -668,6 +784,19 @@ func (c *call) advance() {
 			}
 			if c.r.measuring {
 				c.cs.wait.Record(0)
+			}
+		case cpNegotiate:
+			b := &c.spec.Binding
+			if c.newProxy && c.negLeg < b.NegotiationLegs {
+				if c.negLeg == 0 && b.NegotiationTimeout > 0 && !c.negTimer.Valid() {
+					c.negTimer = c.r.e.Schedule(b.NegotiationTimeout, sim.ClassTimeout, c, ckNegTimeout, nil)
+				}
+				c.sendMsg(MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), c.negLeg == b.NegotiationLegs-1)
+				return
+			}
+			if c.negTimer.Valid() {
+				c.r.e.Cancel(c.negTimer)
+				c.negTimer = sim.EventID{}
 			}
 		case cpEncode:
 			if d := c.spec.Binding.cost(c.spec.RequestKB); d > 0 && c.clientCPU {
@@ -715,7 +844,7 @@ func (c *call) advance() {
 			j := t.newJob(c)
 			if c.proxy != nil {
 				c.proxy.jobs++
-				if c.newProxy {
+				if c.newProxy && c.spec.Binding.NegotiationLegs == 0 {
 					// The server's side of a new proxy's security negotiation.
 					j.extraCPU = c.spec.Binding.SessionCPU
 				}
@@ -742,6 +871,21 @@ func (c *call) advance() {
 				c.callerCPU(d)
 				return
 			}
+		case cpClose:
+			b := &c.spec.Binding
+			if p := c.proxy; b.CloseMessage && p != nil && p.perCall && p.session {
+				// The close has its own timeout, not what is left of the
+				// call's.
+				if c.deadline.Valid() {
+					c.r.e.Cancel(c.deadline)
+					c.deadline = sim.EventID{}
+				}
+				if b.CloseTimeout > 0 {
+					c.deadline = c.r.e.Schedule(b.CloseTimeout, sim.ClassTimeout, c, ckDeadline, nil)
+				}
+				c.sendMsg(MsgClose, b.CPUBase, false)
+				return
+			}
 		case cpDone:
 			c.end(results.Completed)
 			return
@@ -762,12 +906,38 @@ func (c *call) replyKB() float64 {
 	return c.spec.ReplyKB
 }
 
+// sendMsg sends one of the proxy's own messages (a negotiation leg, its
+// close) to the target; serverDone takes the answer.
+func (c *call) sendMsg(m MsgKind, cpu time.Duration, last bool) {
+	t := c.r.tiers[c.spec.Target]
+	j := t.newJob(c)
+	j.msg, j.last, j.extraCPU = m, last, cpu
+	c.server = j
+	c.phaseAt = c.r.e.Now()
+	t.arrive(j)
+}
+
 // serverDone is the target's reply (or error) arriving back.
 func (c *call) serverDone(o results.Outcome) {
-	if c.done || c.phase != cpServer {
+	if c.done || (c.phase != cpServer && c.phase != cpNegotiate && c.phase != cpClose) {
 		return
 	}
 	c.server = nil
+	if c.phase != cpServer {
+		if o != results.Completed {
+			c.fail(o) // a failed negotiation: SecurityNegotiationException
+			return
+		}
+		if c.phase == cpClose {
+			c.phase++
+		} else if c.negLeg++; c.spec.Network.Latency > 0 {
+			c.phaseAt = c.r.e.Now()
+			c.timer = c.r.e.Schedule(2*c.spec.Network.Latency, sim.ClassCompletion, c, ckLegWire, nil)
+			return
+		}
+		c.advance()
+		return
+	}
 	if c.spec.Farm != nil && !c.spec.PerHost {
 		c.answered() // the reply passes the balancer
 	}
@@ -792,8 +962,8 @@ func (c *call) fail(o results.Outcome) {
 		c.server = nil
 		j.clientGone()
 	}
-	if c.proxy != nil && o == results.TimedOut && !c.proxy.perCall {
-		c.proxy.close() // WCF aborts a channel that timed out
+	if c.proxy != nil && (o == results.TimedOut || c.phase == cpNegotiate) && !c.proxy.perCall {
+		c.proxy.abort() // WCF aborts a channel that timed out or failed to open
 	}
 	if c.r.measuring {
 		switch o {
@@ -809,7 +979,7 @@ func (c *call) fail(o results.Outcome) {
 		if c.r.measuring {
 			c.cs.retries++
 		}
-		c.releaseProxy()
+		c.releaseProxy(false)
 		c.timer = c.r.e.Schedule(c.backoff(), sim.ClassArrival, c, ckBackoff, nil)
 		return
 	}
@@ -842,6 +1012,10 @@ func (c *call) stop() {
 		e.Cancel(c.timer)
 		c.timer = sim.EventID{}
 	}
+	if c.negTimer.Valid() {
+		e.Cancel(c.negTimer)
+		c.negTimer = sim.EventID{}
+	}
 	if c.wr.active {
 		c.wr.q.abandon(&c.wr)
 	}
@@ -873,14 +1047,20 @@ func (c *call) stop() {
 	}
 }
 
-func (c *call) releaseProxy() {
+// releaseProxy lets go of the attempt's proxy; a per-call proxy is closed
+// after a completed call (graceful) and aborted after a failed one.
+func (c *call) releaseProxy(graceful bool) {
 	ps := c.cs.proxy
 	p := c.proxy
 	c.proxy = nil
 	if p != nil {
 		switch c.spec.Proxy.Kind {
 		case ProxyPerCall:
-			p.close()
+			if graceful {
+				p.close()
+			} else {
+				p.abort()
+			}
 		case ProxyPoolCreate:
 			if !p.dead && len(ps.idle) < c.spec.Proxy.PoolSize {
 				ps.idle = append(ps.idle, p)
@@ -911,7 +1091,7 @@ func (c *call) releaseProxy() {
 // end finishes the call for good and tells the caller.
 func (c *call) end(o results.Outcome) {
 	c.stop()
-	c.releaseProxy()
+	c.releaseProxy(o == results.Completed)
 	c.done = true
 	c.outcome = o
 	if c.caller != nil {
@@ -936,7 +1116,7 @@ func (c *call) abandon() {
 		c.server = nil
 		j.clientGone()
 	}
-	c.releaseProxy()
+	c.releaseProxy(false)
 	c.done = true
 	c.outcome = results.Failed
 	c.r.releaseCall(c)

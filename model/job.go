@@ -17,6 +17,8 @@ type job struct {
 	spec  *Call // how it was called (binding, sizes): still needed once orphaned
 	root  rootRef
 	proxy *proxyInst
+	msg   MsgKind // a call, or a negotiation leg or close of its proxy (WalkOf)
+	last  bool    // MsgNegotiate: the negotiation's last leg, which issues the token
 
 	phase    int
 	step     int
@@ -86,10 +88,17 @@ const (
 	jpSteps     = PhaseSteps
 	jpEncode    = PhaseEncode
 	jpDone      = PhaseDone
+	jpNegotiate = PhaseNegotiate
+	jpClose     = PhaseSessionClose
 )
 
 // kind is what the job's current phase of the walk takes.
-func (j *job) kind() PhaseKind { return j.t.walk[j.phase].Kind }
+func (j *job) kind() PhaseKind {
+	if j.msg != MsgCall {
+		return j.t.msgWalk[j.msg-1][j.phase].Kind
+	}
+	return j.t.walk[j.phase].Kind
+}
 
 // event kinds
 const (
@@ -397,7 +406,11 @@ func (j *job) advance() {
 				j.startExec() // else once past the instance lock (lockedIn)
 			}
 		case jpDecode:
-			if need := j.extraCPU + j.spec.Binding.cost(j.spec.RequestKB); need > 0 {
+			need := j.extraCPU
+			if j.msg == MsgCall {
+				need += j.spec.Binding.cost(j.spec.RequestKB)
+			}
+			if need > 0 {
 				j.useCPU(need)
 				return
 			}
@@ -427,6 +440,20 @@ func (j *job) advance() {
 		case jpDone:
 			j.finish(results.Completed)
 			return
+		case jpNegotiate:
+			if j.last && w != nil && j.proxy != nil {
+				if !DecideNegotiation(t.pending, w.MaxPendingSessions) {
+					// QuotaExceededException: the client's negotiation
+					// fails (SecurityNegotiationException).
+					j.finish(results.Failed)
+					return
+				}
+				j.proxy.pend(t)
+			}
+		case jpClose:
+			if j.proxy != nil {
+				j.proxy.closeSession() // the Cancel ends the session
+			}
 		}
 		j.phase++
 	}
@@ -647,6 +674,7 @@ func (j *job) openSession() bool {
 			j.sessStage = 2
 		case 2:
 			p.session, p.sessionTier, p.opener = true, t, nil
+			p.unpend() // accepted: no longer a pending security session
 			if p.perCall {
 				j.holdSession = true
 			}
@@ -654,6 +682,15 @@ func (j *job) openSession() bool {
 			return true
 		}
 	}
+}
+
+// keepsSession reports whether a per-call proxy's session outlives its
+// job: its client closes it with a message of its own (CloseMessage), or
+// has aborted it unseen by the server (SessionIdleTimeout), which then
+// waits for the session's inactivity timeout (proxyInst.settle).
+func (j *job) keepsSession() bool {
+	b := &j.spec.Binding
+	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
 }
 
 // clientGone is the job's client giving up (timeout or abort). A call
@@ -666,6 +703,11 @@ func (j *job) clientGone() {
 	}
 	p := j.proxy
 	if p == nil || p.session {
+		return
+	}
+	if j.spec.Binding.SessionIdleTimeout > 0 {
+		// A session over HTTP: the server never learns that the client
+		// aborted; the channel stays queued for its session, orphaned.
 		return
 	}
 	if p.opener != j {
@@ -696,6 +738,7 @@ func (j *job) abandonSession() {
 		t.instances.release()
 	}
 	p.opener = nil
+	p.unpend() // its channel went away unopened
 	p.wakeSessionWaiters()
 }
 
@@ -900,7 +943,7 @@ func (j *job) finish(o results.Outcome) {
 	if j.holdInstance {
 		t.instances.release()
 	}
-	if j.holdSession {
+	if j.holdSession && !j.keepsSession() {
 		j.proxy.closeSession()
 	}
 	if j.holdWorker {
@@ -922,7 +965,7 @@ func (j *job) finish(o results.Outcome) {
 			j.endRequest(now)
 		}
 	}
-	if o == results.Completed && t.r.measuring {
+	if o == results.Completed && t.r.measuring && j.msg == MsgCall {
 		t.completed++
 		if t.entry {
 			t.r.entryDone++
@@ -933,10 +976,11 @@ func (j *job) finish(o results.Outcome) {
 			t.waited++
 		}
 	}
-	if j.proxy != nil {
-		j.proxy.jobs--
-		if j.proxy.dead && j.proxy.jobs == 0 {
-			j.proxy.closeSession()
+	if p := j.proxy; p != nil && j.msg == MsgCall {
+		p.jobs--
+		p.lastActive = now
+		if p.dead && p.jobs == 0 {
+			p.settle()
 		}
 	}
 	t.drain()

@@ -27,9 +27,10 @@ type tierRT struct {
 	// worker thread on an ASP.NET host (ASP.NET's Requests Executing), the
 	// handler thread elsewhere.
 	execPhase PhaseKind
-	walk      []Phase  // spec.Walk(), once per run
-	gates     []*slots // spec.Gates
-	pipes     *AppPool // ASP.NET hosts: the HttpApplication pool
+	walk      []Phase    // spec.Walk(), once per run
+	msgWalk   [2][]Phase // spec.WalkOf(MsgNegotiate), spec.WalkOf(MsgClose)
+	gates     []*slots   // spec.Gates
+	pipes     *AppPool   // ASP.NET hosts: the HttpApplication pool
 
 	admQ      []*job // admission FIFO (ring-free: head index)
 	admHead   int
@@ -38,6 +39,7 @@ type tierRT struct {
 	calls, sessions, instances *slots
 	listenWaiting              int    // connections waiting in the netTcp listener for a session (WCF.Listener)
 	lvListen                   level  // listenWaiting over time
+	pending                    int    // security sessions negotiated, not yet opened (MaxPendingSessions)
 	concLock                   *slots // InstanceContextMode Single with ConcurrencyMode Single/Reentrant
 	singleInstance             bool   // the Single instance exists
 	singleCreated              bool   // and a call has paid its creation (WCF.InstanceCPU)
@@ -101,6 +103,7 @@ func newTierRT(r *runner, i int) *tierRT {
 		}
 	}
 	t.walk = spec.Walk()
+	t.msgWalk = [2][]Phase{spec.WalkOf(MsgNegotiate), spec.WalkOf(MsgClose)}
 	for _, n := range spec.Gates {
 		t.gates = append(t.gates, newSlots(e, n))
 	}

@@ -236,6 +236,15 @@ type WCF struct {
 	MaxCalls, MaxSessions, MaxInstances int
 	Instancing                          Instancing
 	Concurrency                         Concurrency
+	// MaxPendingSessions caps the security sessions negotiated (their
+	// token issued) but not yet holding a MaxConcurrentSessions slot; a
+	// negotiation that would exceed it fails (QuotaExceededException on
+	// the service, SecurityNegotiationException at the client: failed).
+	// 128 (LocalServiceSecuritySettings.MaxPendingSessions). A pending
+	// session whose first call never arrives is dropped after
+	// PendingSessionTimeout (its inactivityTimeout, 2 min). 0 = no cap.
+	MaxPendingSessions    int
+	PendingSessionTimeout time.Duration
 	// InstanceCPU is the CPU WCF spends creating a service instance (its
 	// InstanceContext and the service type's constructor), paid by the
 	// call that creates one, inside the instance lock (PhaseActivate):
@@ -408,6 +417,41 @@ type Binding struct {
 	// Listener: the binding's connections reach a WCF service through its
 	// netTcp listener (WCF.Listener).
 	Listener bool
+
+	// SessionIdleTimeout, if > 0: the server cannot see a client abort the
+	// proxy (a session over HTTP: wsHttp's security or reliable session),
+	// so a session whose client aborted it (after a timeout or a failure)
+	// stays open, holding its MaxConcurrentSessions slot and its PerSession
+	// instance, until this long after its last message (the binding's
+	// receiveTimeout, 10 min; facts §5); and a call waiting for its session
+	// when its client gives up stays queued, orphaned, rather than leaving.
+	// 0: an abort ends the session at once (netTcp and named pipes: the
+	// connection closes and the server's channel faults).
+	SessionIdleTimeout time.Duration
+
+	// NegotiationLegs, if > 0, makes a new proxy's security negotiation
+	// (SPNEGO legs and the SecurityContextToken request) its own exchange
+	// before the first call: that many request/reply messages to the
+	// service, each through its admission, worker and I/O threads and
+	// costing it SessionCPU/NegotiationLegs of CPU, each a round trip of
+	// Network latency (SessionRoundTrips then adds nothing). 0: the
+	// negotiation is folded into the first call (SessionCPU on its decode,
+	// SessionRoundTrips of latency).
+	NegotiationLegs int
+	// NegotiationTimeout is the client's limit for the whole negotiation
+	// (the OpenTimeout of the channel's open, 1 min; facts §5): past it the
+	// call ends timed out (TimeoutException) and the proxy is aborted.
+	// 0 = only the call's own timeout.
+	NegotiationTimeout time.Duration
+	// CloseMessage: closing a per-call proxy that has a session is a
+	// message to the service (WS-SecureConversation's Cancel), through its admission and
+	// threads, costing it one message's CPU; the session ends when the
+	// service has processed it. A per-call proxy's call ends only once its
+	// close has been answered, within CloseTimeout (1 min; facts §5), else
+	// timed out with the proxy aborted. false: the session ends when the
+	// client lets go of the proxy, with no message.
+	CloseMessage bool
+	CloseTimeout time.Duration
 }
 
 // Network is the link between caller and target.

@@ -1,5 +1,7 @@
 package model
 
+import "time"
+
 // The walk: what a request does in a tier after admission, in order. Both
 // executors follow it — the simulator's job (job.go) as an event-driven
 // state machine, real mode's (realmode/tier.go) as one goroutine with
@@ -64,9 +66,17 @@ const (
 	PhaseEncode
 	// PhaseDone: the reply; the request ends completed.
 	PhaseDone
+	// PhaseNegotiate: a security negotiation leg's effect (MsgNegotiate):
+	// the last leg issues the session's token, unless the tier already
+	// has MaxPendingSessions sessions negotiated and not yet opened
+	// (DecideNegotiation).
+	PhaseNegotiate
+	// PhaseSessionClose: a close message's effect (MsgClose): the proxy's
+	// server session ends.
+	PhaseSessionClose
 )
 
-var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "accept", "steps", "encode", "done"}
+var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "accept", "steps", "encode", "done", "negotiate", "session-close"}
 
 func (k PhaseKind) String() string { return phaseNames[k] }
 
@@ -111,4 +121,56 @@ func (t *Tier) Walk() []Phase {
 		w = append(w, Phase{Kind: PhaseConcurrency}, Phase{Kind: PhaseActivate})
 	}
 	return append(w, Phase{Kind: PhaseSteps}, Phase{Kind: PhaseEncode}, Phase{Kind: PhaseDone})
+}
+
+// MsgKind is what a message to a tier is: a call of its operation, or one
+// of the infrastructure messages of a sessionful binding that reach the
+// service on their own (Binding.NegotiationLegs, Binding.CloseMessage).
+type MsgKind uint8
+
+const (
+	MsgCall      MsgKind = iota // a call of the operation: the tier's Walk
+	MsgNegotiate                // one leg of a new proxy's security negotiation
+	MsgClose                    // a proxy's close (WS-SecureConversation Cancel)
+)
+
+var msgNames = [...]string{"call", "negotiate", "close"}
+
+func (m MsgKind) String() string { return msgNames[m] }
+
+// WalkOf returns the phases a message of kind m takes in the tier. A call
+// takes Walk. A negotiation leg or a close is handled by the channel
+// stack, below the service's throttles and instances: it passes the
+// tier's admission and (on ASP.NET) its worker thread like any HTTP
+// request, runs on a handler thread, costs CPU (PhaseDecode), then has its
+// effect.
+func (t *Tier) WalkOf(m MsgKind) []Phase {
+	if m == MsgCall {
+		return t.Walk()
+	}
+	w := []Phase{{Kind: PhaseAdmission}}
+	if t.HoldsWorker() || t.Host == HostASPNetClassic || t.Host == HostIISIntegrated {
+		w = append(w, Phase{Kind: PhaseWorker})
+	}
+	effect := PhaseNegotiate
+	if m == MsgClose {
+		effect = PhaseSessionClose
+	}
+	return append(w, Phase{Kind: PhaseThread}, Phase{Kind: PhaseDecode}, Phase{Kind: effect}, Phase{Kind: PhaseDone})
+}
+
+// DecideNegotiation is the service's decision at a negotiation's last leg:
+// whether it may issue one more session token with pending sessions
+// already negotiated and not yet opened (SecuritySessionServerSettings.
+// AddPendingSession: more than MaxPendingSessions is a quota error).
+func DecideNegotiation(pending, maxPending int) bool {
+	return maxPending <= 0 || pending+1 <= maxPending
+}
+
+// NegotiationLegCPU is the service's CPU for one leg of a negotiation.
+func (b *Binding) NegotiationLegCPU() time.Duration {
+	if b.NegotiationLegs <= 0 {
+		return 0
+	}
+	return b.SessionCPU / time.Duration(b.NegotiationLegs)
 }
