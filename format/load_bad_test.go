@@ -169,6 +169,12 @@ var badCases = []struct {
 	{"async-module-on-3.0", mut("cores = 8", "cores = 8\ndotnet = \"3.0\"\nadmission.module = \"async\""), []string{
 		`crack.toml:13: tier.web.admission.module: the asynchronous WCF HTTP module came with .NET 3.5 SP1; this tier's dotnet is "3.0" (allowed: "sync")`,
 	}},
+	{"negotiation-sessionless", mut(`timeout = "20s"`, "timeout = \"20s\"\nbinding_negotiation_legs = 3"), []string{
+		"crack.toml:18: tier.web.step.2.binding_negotiation_legs: needs a sessionful binding; basicHttp has no session (allowed with wsHttp, netTcp, namedPipe, or binding_sessionful = true)",
+	}},
+	{"close-timeout-alone", mut(`timeout = "20s"`, "timeout = \"20s\"\nbinding = \"wsHttp\"\nbinding_close_timeout = \"5s\""), []string{
+		"crack.toml:19: tier.web.step.2.binding_close_timeout: is set but closing sends no message (set binding_close_message = true)",
+	}},
 	{"inline-steps", `[load]
 users = 1
 [[tier]]

@@ -60,40 +60,44 @@ var tierDefaults = map[string]any{
 	// No source gives WCF's own cost of creating an instance or of the
 	// singleton's lock (seed 000 says only "pretty high" and "global
 	// locking"); a measured operation cost already includes them.
-	"wcf.instance_cpu":    "0s",
-	"wcf.single_lock_cpu": "0s",
-	"wcf.one_way":         false, // OperationContract IsOneWay defaults to false
-	"replicas":            1,
-	"balancer.policy":     "round-robin",
-	"balancer.affinity":   "session",
-	"balancer.latency":    "0s",
+	"wcf.instance_cpu":            "0s",
+	"wcf.single_lock_cpu":         "0s",
+	"wcf.one_way":                 false, // OperationContract IsOneWay defaults to false
+	"wcf.max_pending_sessions":    128,   // RS Security/SecuritySessionServerSettings.cs: defaultMaximumPendingSessions
+	"wcf.pending_session_timeout": "2m",  // same file: defaultInactivityTimeout
+	"replicas":                    1,
+	"balancer.policy":             "round-robin",
+	"balancer.affinity":           "session",
+	"balancer.latency":            "0s",
 }
 
 // callDefaults are the defaults of call keys that do not depend on the
 // client (those that do are decided in resolveCall).
 var callDefaults = map[string]any{
-	"client":                 "none",
-	"connection_limit_code":  0,
-	"max_conns_per_host":     0,
-	"loopback":               false,
-	"connection_queue":       "auto",
-	"proxy":                  "shared",
-	"proxy_pool_size":        10, // no facts: ClientBase has no pool; 10 is a small pool
-	"proxy_create_cost":      "0s",
-	"factory_create_cost":    "0s", // no facts: Dong's post says only "very expensive"
-	"proxy_construction":     "config",
-	"factory_cache":          "auto",
-	"cache_setting":          "default",
-	"endpoints":              1,
-	"endpoint_pick":          "random",
-	"request_kb":             2.0,     // a small SOAP request
-	"reply_kb":               5.0,     // ~20 objects (the binding calibration point)
-	"network_latency":        "100us", // one way on a LAN
-	"network_bandwidth_mbps": 1000.0,  // gigabit Ethernet
-	"retry.attempts":         1,
-	"retry.backoff":          "0s",
-	"retry.jitter":           0.0,
-	"farm_address":           "virtual",
+	"client":                      "none",
+	"connection_limit_code":       0,
+	"max_conns_per_host":          0,
+	"loopback":                    false,
+	"connection_queue":            "auto",
+	"proxy":                       "shared",
+	"proxy_pool_size":             10, // no facts: ClientBase has no pool; 10 is a small pool
+	"proxy_create_cost":           "0s",
+	"factory_create_cost":         "0s", // no facts: Dong's post says only "very expensive"
+	"proxy_construction":          "config",
+	"factory_cache":               "auto",
+	"cache_setting":               "default",
+	"endpoints":                   1,
+	"endpoint_pick":               "random",
+	"request_kb":                  2.0,     // a small SOAP request
+	"reply_kb":                    5.0,     // ~20 objects (the binding calibration point)
+	"network_latency":             "100us", // one way on a LAN
+	"network_bandwidth_mbps":      1000.0,  // gigabit Ethernet
+	"retry.attempts":              1,
+	"retry.backoff":               "0s",
+	"retry.jitter":                0.0,
+	"farm_address":                "virtual",
+	"binding_negotiation_timeout": "1m", // facts §5: OpenTimeout, the channel open that negotiates
+	"binding_close_timeout":       "1m", // facts §5: CloseTimeout
 }
 
 // layer is one source of values in a lookup chain.
@@ -382,6 +386,8 @@ func resolveWCF(c *chain, n int) *model.WCF {
 	if s, ok := c.explicit("wcf.max_instances"); ok {
 		w.MaxInstances = s.v.(int)
 	}
+	w.MaxPendingSessions = c.int(scopeTier, "wcf.max_pending_sessions")
+	w.PendingSessionTimeout = c.dur(scopeTier, "wcf.pending_session_timeout")
 	w.Instancing = model.Instancing(indexOf(model.InstancingNames(), c.str(scopeTier, "wcf.instancing")))
 	w.Concurrency = model.Concurrency(indexOf(model.ConcurrencyNames(), c.str(scopeTier, "wcf.concurrency")))
 	w.InstanceCPU = c.dur(scopeTier, "wcf.instance_cpu")
@@ -615,6 +621,33 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 	}
 	if v, _, explicit, ok := c.get(mustDef(scopeStep, "binding_session_round_trips"), "binding_session_round_trips"); ok && explicit {
 		b.SessionRoundTrips = v.(int)
+	}
+	if v, _, explicit, ok := c.get(mustDef(scopeStep, "binding_session_idle_timeout"), "binding_session_idle_timeout"); ok && explicit {
+		b.SessionIdleTimeout = v.(time.Duration)
+	}
+	if v, _, explicit, ok := c.get(mustDef(scopeStep, "binding_negotiation_legs"), "binding_negotiation_legs"); ok && explicit {
+		b.NegotiationLegs = v.(int)
+	}
+	if v, _, explicit, ok := c.get(mustDef(scopeStep, "binding_close_message"), "binding_close_message"); ok && explicit {
+		b.CloseMessage = v.(bool)
+	}
+	if b.NegotiationLegs > 0 {
+		b.NegotiationTimeout = c.dur(scopeStep, "binding_negotiation_timeout")
+	} else if _, ok := c.explicit("binding_negotiation_timeout"); ok {
+		c.errAt("binding_negotiation_timeout", "is set but the negotiation is not an exchange of its own (set binding_negotiation_legs > 0)")
+	}
+	if b.CloseMessage {
+		b.CloseTimeout = c.dur(scopeStep, "binding_close_timeout")
+	} else if _, ok := c.explicit("binding_close_timeout"); ok {
+		c.errAt("binding_close_timeout", "is set but closing sends no message (set binding_close_message = true)")
+	}
+	for _, k := range []string{"binding_session_idle_timeout", "binding_negotiation_legs", "binding_close_message"} {
+		if _, ok := c.explicit(k); ok && !b.Sessionful {
+			c.errAt(k, "needs a sessionful binding; %s has no session (allowed with wsHttp, netTcp, namedPipe, or binding_sessionful = true)", bindingName)
+		}
+	}
+	if !b.Sessionful {
+		b.SessionIdleTimeout, b.NegotiationLegs, b.CloseMessage = 0, 0, false
 	}
 
 	call := &model.Call{Binding: b}

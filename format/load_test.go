@@ -98,7 +98,7 @@ func TestThreeTierTopology(t *testing.T) {
 		call.Conn.Resolution != "96: ASP.NET autoConfig on .NET 3.5 sets 12 × 8 CPUs" || call.ReplyKB != 20 {
 		t.Errorf("web → service %+v", *call)
 	}
-	if svc.WCF == nil || noListener(svc.WCF) != (model.WCF{MaxCalls: 100, MaxSessions: 10, MaxInstances: 200, Instancing: model.SingleInstance, Concurrency: model.ConcurrencyMultiple}) {
+	if svc.WCF == nil || noListener(svc.WCF) != (model.WCF{MaxCalls: 100, MaxSessions: 10, MaxInstances: 200, Instancing: model.SingleInstance, Concurrency: model.ConcurrencyMultiple, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}) {
 		t.Errorf("service wcf %+v", svc.WCF)
 	}
 	if l := svc.Steps[1].Call.Conn; l.Limit != 0 || !strings.HasPrefix(l.Resolution, "unlimited: netTcp") {

@@ -49,8 +49,8 @@ func TestTierPresets(t *testing.T) {
 		callTimeout time.Duration
 	}{
 		{"none", model.HostSelf, free(unlimitedThreads), free(unlimitedThreads), model.Admission{}, nil, 0, 0},
-		{"self-net35", model.HostSelf, clr(4, 1000), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, 2, time.Minute},
-		{"self-net4", model.HostSelf, clr(4, 32767), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 64, MaxSessions: 400, MaxInstances: 464, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, 2, time.Minute},
+		{"self-net35", model.HostSelf, clr(4, 1000), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, 2, time.Minute},
+		{"self-net4", model.HostSelf, clr(4, 32767), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 64, MaxSessions: 400, MaxInstances: 464, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, 2, time.Minute},
 		{"aspnet-classic-net35", model.HostASPNetClassic, clr(4, 400), clr(4, 400), classic, nil, 48, time.Minute},
 		{"iis7-net35", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc35, nil, 48, time.Minute},
 		{"iis7-net4", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
@@ -137,9 +137,9 @@ preset = "self-net35"
 wcf.preset = "none"
 `)
 	want := []*model.WCF{
-		{MaxCalls: 100, MaxSessions: 800, MaxInstances: 900, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle}, // unset attributes keep 100 × 8 sessions; instances = calls + sessions
-		{MaxCalls: 16, MaxSessions: 50, MaxInstances: 66, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle},    // no preset: .NET 3.5 ⇒ wcf35
-		{MaxCalls: 32, MaxSessions: 200, MaxInstances: 7, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple},
+		{MaxCalls: 100, MaxSessions: 800, MaxInstances: 900, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, // unset attributes keep 100 × 8 sessions; instances = calls + sessions
+		{MaxCalls: 16, MaxSessions: 50, MaxInstances: 66, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute},    // no preset: .NET 3.5 ⇒ wcf35
+		{MaxCalls: 32, MaxSessions: 200, MaxInstances: 7, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute},
 		nil,
 	}
 	for i, w := range want {
