@@ -88,6 +88,13 @@ func (p *loader) farmCall(c *chain, call *model.Call, target *farmSpec, targetNa
 	if call.Binding.Sessionful {
 		target.sessionful = true
 	}
+	if call.Binding.NegotiationLegs > 0 || call.Binding.CloseMessage {
+		k := "binding_negotiation_legs"
+		if call.Binding.NegotiationLegs == 0 {
+			k = "binding_close_message"
+		}
+		c.errAt(k, "a negotiation or close message of its own is not modelled for calls into a farm (%s has replicas); leave it out", target.name)
+	}
 	call.PerHost = c.str(scopeStep, "farm_address") == "per-host"
 	if call.PerHost && target.bal.Policy == model.BalanceSticky {
 		c.errAt("farm_address", "\"per-host\": the caller picks each machine itself, but %s's balancer.policy is \"sticky\", which a balancer between connections and machines applies (allowed with per-host: round-robin, random, least-outstanding; or farm_address = \"virtual\")", target.name)

@@ -46,6 +46,7 @@ type callStat struct {
 	epNext                           int
 	epRnd                            *sim.Stream
 	proxies, factHits, built, purged int64
+	negTimedOut, negFailed           int64 // of those, ended in the negotiation
 }
 
 // cost returns the CPU one side spends on a message of kb kilobytes.
@@ -188,6 +189,7 @@ func (cs *callStat) resetStats(now sim.Time) {
 	cs.wait.Reset()
 	cs.calls, cs.timedOut, cs.rejected, cs.failed, cs.retries = 0, 0, 0, 0, 0
 	cs.proxies, cs.factHits, cs.built, cs.purged = 0, 0, 0, 0
+	cs.negTimedOut, cs.negFailed = 0, 0
 }
 
 func (cs *callStat) result(now sim.Time) results.Call {
@@ -199,6 +201,7 @@ func (cs *callStat) result(now sim.Time) results.Call {
 		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
 		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
 		Proxies: cs.proxies, FactoryHits: cs.factHits, FactoriesBuilt: cs.built, FactoriesPurged: cs.purged,
+		NegotiationTimedOut: cs.negTimedOut, NegotiationFailed: cs.negFailed,
 	}
 }
 
@@ -973,6 +976,14 @@ func (c *call) fail(o results.Outcome) {
 			c.cs.rejected++
 		default:
 			c.cs.failed++
+		}
+		if c.phase == cpNegotiate {
+			switch o {
+			case results.TimedOut:
+				c.cs.negTimedOut++
+			case results.Failed:
+				c.cs.negFailed++
+			}
 		}
 	}
 	if (o == results.TimedOut || o == results.Rejected) && c.attempt < c.spec.Retry.Attempts && !c.callerGone() {

@@ -81,6 +81,9 @@ func TestNegotiationIsItsOwnExchange(t *testing.T) {
 		top.Load.Call.Proxy = Proxy{Kind: ProxyPerCall}
 		got, res := outcomes(t, top)
 		expect(t, "latencies", got, c.want)
+		if n := res.Calls[0].NegotiationTimedOut; (c.timeout > 0) != (n == 1) {
+			t.Errorf("timeout %v: %d calls timed out in the negotiation", c.timeout, n)
+		}
 		if c.timeout == 0 {
 			if tr := res.Tiers[0]; tr.Completed != 1 || tr.CPUUtil == 0 {
 				t.Errorf("service completed %d calls (want 1: the legs are not calls), CPU %v", tr.Completed, tr.CPUUtil)
@@ -103,6 +106,9 @@ func TestNegotiationFailsAtPendingSessionQuota(t *testing.T) {
 	top.Load.Call.Proxy = Proxy{Kind: ProxyPerCall}
 	got, res := outcomes(t, top)
 	expect(t, "latencies", got, "0/failed 1 2")
+	if res.Calls[0].NegotiationFailed != 1 {
+		t.Errorf("%d negotiations failed, want 1", res.Calls[0].NegotiationFailed)
+	}
 	if res.Requests.Failed != 1 || res.Requests.Completed != 2 {
 		t.Errorf("failed %d completed %d, want 1 and 2", res.Requests.Failed, res.Requests.Completed)
 	}

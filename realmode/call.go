@@ -197,6 +197,7 @@ type callStat struct {
 	epNext                           int
 	epRnd                            *sim.Stream
 	proxies, factHits, built, purged atomic.Int64
+	negTimedOut, negFailed           atomic.Int64 // of those, ended in the negotiation
 }
 
 // factoryCaches are one caller's ChannelFactory caches for one target
@@ -280,6 +281,8 @@ func (cs *callStat) resetStats() {
 	cs.factHits.Store(0)
 	cs.built.Store(0)
 	cs.purged.Store(0)
+	cs.negTimedOut.Store(0)
+	cs.negFailed.Store(0)
 }
 
 func (cs *callStat) result(now time.Duration) results.Call {
@@ -296,6 +299,7 @@ func (cs *callStat) result(now time.Duration) results.Call {
 		Calls: cs.calls.Load(), TimedOut: cs.timedOut.Load(), Rejected: cs.rejected.Load(),
 		Failed: cs.failed.Load(), Retries: cs.retries.Load(),
 		Proxies: cs.proxies.Load(), FactoryHits: cs.factHits.Load(), FactoriesBuilt: cs.built.Load(), FactoriesPurged: cs.purged.Load(),
+		NegotiationTimedOut: cs.negTimedOut.Load(), NegotiationFailed: cs.negFailed.Load(),
 	}
 }
 
@@ -326,6 +330,8 @@ type attempt struct {
 	holdProx bool
 	to       int // a direct call into a farm: the machine picked (farm.go)
 	ep       int // the endpoint addressed (Proxy.Endpoints)
+	// negotiating: the attempt ended during its proxy's negotiation.
+	negotiating bool
 }
 
 func (cs *callStat) takeInst(a *attempt, u *user) {
@@ -368,16 +374,19 @@ func (cs *callStat) newInst(perCall, fresh bool) *proxyInst {
 	return &proxyInst{id: cs.rt.nextID.Add(1), perCall: perCall, fresh: fresh}
 }
 
-func (cs *callStat) releaseProxy(a *attempt) {
+// releaseProxy lets go of the attempt's proxy; a per-call proxy is closed
+// after a completed call (graceful) and aborted after a failed one (model
+// call.releaseProxy).
+func (cs *callStat) releaseProxy(a *attempt, graceful bool) {
 	ps := cs.proxy
 	ps.mu.Lock()
 	p := a.proxy
 	a.proxy = nil
-	tell := false
+	tell, aborted := false, false
 	if p != nil {
 		switch ps.spec.Kind {
 		case model.ProxyPerCall:
-			p.dead = true
+			tell, aborted = cs.closeInstLocked(p), !graceful
 		case model.ProxyPoolCreate:
 			if !p.dead && len(ps.idle) < ps.spec.PoolSize {
 				ps.idle = append(ps.idle, p)
@@ -400,7 +409,7 @@ func (cs *callStat) releaseProxy(a *attempt) {
 	}
 	ps.mu.Unlock()
 	if tell {
-		cs.closeInst(p)
+		cs.closeInst(p, aborted)
 	}
 	if hold {
 		switch ps.spec.Kind {
@@ -438,22 +447,23 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 		if n > 1 && direct(site.spec) {
 			cs, answered = site.pick(u, &a) // a retry goes to the next machine picked
 		}
-		o, gone = cs.attempt(ctx, &a, from, caller, u, root)
+		var negotiating bool
+		o, gone, negotiating = cs.attempt(ctx, &a, from, caller, u, root)
 		answered()
 		if gone {
-			cs.releaseProxy(&a)
+			cs.releaseProxy(&a, false)
 			return results.Failed, true
 		}
 		if o == results.Completed {
-			cs.releaseProxy(&a)
+			cs.releaseProxy(&a, true)
 			return o, false
 		}
-		if o == results.TimedOut && a.proxy != nil && !a.proxy.perCall {
+		if (o == results.TimedOut || negotiating) && a.proxy != nil && !a.proxy.perCall {
 			cs.proxy.mu.Lock()
-			tell := cs.closeInstLocked(a.proxy) // WCF aborts a channel that timed out
+			tell := cs.closeInstLocked(a.proxy) // WCF aborts a channel that timed out or failed to open
 			cs.proxy.mu.Unlock()
 			if tell {
-				cs.closeInst(a.proxy)
+				cs.closeInst(a.proxy, true)
 			}
 		}
 		if rt.measuring.Load() {
@@ -465,8 +475,16 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 			default:
 				cs.failed.Add(1)
 			}
+			if negotiating {
+				switch o {
+				case results.TimedOut:
+					cs.negTimedOut.Add(1)
+				case results.Failed:
+					cs.negFailed.Add(1)
+				}
+			}
 		}
-		cs.releaseProxy(&a)
+		cs.releaseProxy(&a, false)
 		if (o == results.TimedOut || o == results.Rejected) && n < cs.spec.Retry.Attempts && (caller == nil || !caller.orphaned()) {
 			if rt.measuring.Load() {
 				cs.retries.Add(1)
@@ -494,10 +512,118 @@ func (cs *callStat) backoffDelay() time.Duration {
 	return d
 }
 
-// attempt runs one attempt: proxy, creation and handshake, then the HTTP
-// request, whose connection wait, encoding, sending, the server's work,
-// receiving and decoding all count against the attempt's timeout.
-func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, caller *job, u *user, root *rootReq) (results.Outcome, bool) {
+// attempt runs one attempt: proxy, creation and handshake (or the
+// negotiation's own legs), then the HTTP request, whose connection wait,
+// encoding, sending, the server's work, receiving and decoding all count
+// against the attempt's timeout, then a per-call proxy's close message.
+// negotiating reports that it ended during the negotiation.
+func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, caller *job, u *user, root *rootReq) (o results.Outcome, gone, negotiating bool) {
+	a.negotiating = false
+	o, gone = cs.attempt1(ctx, a, from, caller, u, root)
+	negotiating = a.negotiating
+	b := &cs.spec.Binding
+	if o != results.Completed || gone || !b.CloseMessage || a.proxy == nil || !a.proxy.perCall || !cs.sessionful() {
+		return o, gone, negotiating
+	}
+	// The close: its own message and its own timeout (model call cpClose).
+	cctx := ctx
+	if ct := b.CloseTimeout; ct > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeoutCause(ctx, cs.rt.clk.toReal(ct), errTimeout)
+		defer cancel()
+	}
+	o, err := cs.sendMsg(cctx, a, model.MsgClose, b.CPUBase, false, caller, u, root)
+	if err != nil {
+		if ctx.Err() != nil {
+			return results.Failed, true, false
+		}
+		if errors.Is(context.Cause(cctx), errTimeout) {
+			return results.TimedOut, false, false
+		}
+		cs.rt.netErrors.Add(1)
+		return results.Failed, false, false
+	}
+	return o, false, false
+}
+
+var errNegTimeout = errors.New("security negotiation timed out")
+
+// negotiate runs a new proxy's security negotiation as its own exchange
+// (model call cpNegotiate): its legs, each a request to the target and a
+// round trip on the wire, within the negotiation's own timeout. Unlike
+// the model, which sends the legs on the call's connection once it holds
+// it, each leg takes a connection from the pool for itself, before the
+// call's.
+func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *user, root *rootReq) (results.Outcome, error) {
+	b := &cs.spec.Binding
+	clk := cs.rt.clk
+	nctx := actx
+	if nt := b.NegotiationTimeout; nt > 0 {
+		var cancel context.CancelFunc
+		nctx, cancel = context.WithTimeoutCause(actx, clk.toReal(nt), errNegTimeout)
+		defer cancel()
+	}
+	for leg := range b.NegotiationLegs {
+		o, err := cs.sendMsg(nctx, a, model.MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), leg == b.NegotiationLegs-1, caller, u, root)
+		if err != nil {
+			return results.Failed, context.Cause(nctx)
+		}
+		if o != results.Completed {
+			return o, nil // SecurityNegotiationException, or refused at the door
+		}
+		if lat := cs.spec.Network.Latency; lat > 0 {
+			t0 := clk.now()
+			err := clk.sleep(nctx, 2*lat)
+			root.charge(bdNet, clk.now()-t0)
+			if err != nil {
+				return results.Failed, context.Cause(nctx)
+			}
+		}
+	}
+	return results.Completed, nil
+}
+
+// sendMsg sends one of a proxy's own messages (a negotiation leg, its
+// close) to the target and returns the target's outcome; err is non-nil
+// when ctx ended first or the request failed.
+func (cs *callStat) sendMsg(ctx context.Context, a *attempt, m model.MsgKind, cpu time.Duration, last bool, caller *job, u *user, root *rootReq) (results.Outcome, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cs.targetURL(a), nil)
+	if err != nil {
+		return results.Failed, err
+	}
+	h := req.Header
+	h.Set(hdrSpec, strconv.Itoa(cs.idx))
+	h.Set(hdrMsg, strconv.Itoa(int(m)))
+	if last {
+		h.Set(hdrLast, "1")
+	}
+	h.Set(hdrExtra, strconv.FormatInt(int64(cpu), 10))
+	if root != nil {
+		h.Set(hdrRoot, strconv.FormatUint(root.id, 10))
+	}
+	if caller != nil {
+		h.Set(hdrParent, strconv.FormatUint(caller.id, 10))
+	}
+	if u != nil {
+		h.Set(hdrUser, strconv.Itoa(u.id))
+	}
+	if cs.sessionful() {
+		cs.setProxyHeader(h, a.proxy)
+	}
+	resp, err := cs.conns.client.Do(req)
+	if err != nil {
+		return results.Failed, err
+	}
+	_, berr := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if berr != nil {
+		return results.Failed, berr
+	}
+	return outcomeOf(resp.StatusCode), nil
+}
+
+// attempt1 is the attempt up to the reply.
+func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, caller *job, u *user, root *rootReq) (results.Outcome, bool) {
 	rt := cs.rt
 	clk := rt.clk
 	spec := cs.spec
@@ -563,13 +689,29 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 			// The channel is built: its factory goes into the cache.
 			cs.addFactory(build, a.ep)
 		}
-		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 {
+		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 && b.NegotiationLegs == 0 {
 			t0 := clk.now()
 			err := clk.sleep(actx, hs)
 			root.charge(bdNet, clk.now()-t0)
 			if err != nil {
 				return classify(nil)
 			}
+		}
+	}
+
+	if fresh && spec.Binding.NegotiationLegs > 0 {
+		o, err := cs.negotiate(actx, a, caller, u, root)
+		if err != nil || o != results.Completed {
+			a.negotiating = true
+		}
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, errNegTimeout) {
+				return results.TimedOut, false // "unable to finish the security negotiation within the configured timeout"
+			}
+			return classify(nil)
+		}
+		if o != results.Completed {
+			return o, false
 		}
 	}
 
@@ -678,7 +820,7 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	if cs.sessionful() {
 		cs.setProxyHeader(req.Header, a.proxy)
 	}
-	if fresh && spec.Binding.SessionCPU > 0 {
+	if fresh && spec.Binding.SessionCPU > 0 && spec.Binding.NegotiationLegs == 0 {
 		// The server's side of a new proxy's security negotiation.
 		req.Header.Set(hdrExtra, strconv.FormatInt(int64(spec.Binding.SessionCPU), 10))
 	}
@@ -700,7 +842,7 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 			tell := cs.closeInstLocked(a.proxy)
 			cs.proxy.mu.Unlock()
 			if tell {
-				cs.closeInst(a.proxy)
+				cs.closeInst(a.proxy, true)
 			}
 		}
 		return o, false

@@ -146,12 +146,12 @@ func (cs *callStat) targetURL(a *attempt) string {
 
 // closeProxyAt tells the machine that holds a proxy's session that the
 // client closed it.
-func (cs *callStat) closeProxyAt(id uint64) {
+func (cs *callStat) closeProxyAt(id uint64, aborted bool) {
 	if f := cs.spec.Farm; f != nil && !direct(cs.spec) {
-		cs.rt.farms[f.Index].lb.closeProxy(id)
+		cs.rt.farms[f.Index].lb.closeProxy(id, aborted)
 		return
 	}
-	cs.rt.tiers[cs.to].closeProxy(id)
+	cs.rt.tiers[cs.to].closeProxy(id, aborted)
 }
 
 // ---------------------------------------------------------------------------
@@ -225,13 +225,13 @@ func (b *balancerRT) stickyLocked(addr string) int {
 	return r
 }
 
-func (b *balancerRT) closeProxy(id uint64) {
+func (b *balancerRT) closeProxy(id uint64, aborted bool) {
 	b.mu.Lock()
 	r, ok := b.sessions[id]
 	delete(b.sessions, id)
 	b.mu.Unlock()
 	if ok {
-		b.rt.tiers[b.farm.spec.Replicas[r]].closeProxy(id)
+		b.rt.tiers[b.farm.spec.Replicas[r]].closeProxy(id, aborted)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tsim-dev/tsim/model"
 )
@@ -58,6 +59,17 @@ type sessState struct {
 	// created: its PerSession service instance was created
 	// (model.WCF.InstanceCPU paid).
 	created bool
+	// aborted: the client aborted the proxy unseen by a server that keeps
+	// the session until SessionIdleTimeout after its last message
+	// (lastActive, real time; idle the timer); pending: its security
+	// session is negotiated and not yet opened (WCF.MaxPendingSessions),
+	// pendTimer its expiry (model proxyInst.settle, pend, unpend).
+	aborted    bool
+	lastActive time.Duration
+	idle       *time.Timer
+	pending    bool
+	pendTimer  *time.Timer
+	idleAfter  time.Duration // the binding's SessionIdleTimeout
 }
 
 // sessionful reports whether calls through cs have WCF sessions at their
@@ -82,26 +94,28 @@ func (cs *callStat) closeInstLocked(p *proxyInst) bool {
 		return false
 	}
 	p.dead = true
-	// A per-call proxy's session ends with its job (holdSession).
-	return !p.perCall && cs.sessionful()
+	return cs.sessionful()
 }
 
-// closeInst tells the target that the client closed the proxy p.
-func (cs *callStat) closeInst(p *proxyInst) {
-	cs.closeProxyAt(p.id)
+// closeInst tells the target that the client closed the proxy p, or
+// aborted it (model proxyInst.close, abort).
+func (cs *callStat) closeInst(p *proxyInst, aborted bool) {
+	cs.closeProxyAt(p.id, aborted)
 }
 
 // sessionFor registers a job on its proxy's state, creating it at the
 // proxy's first request (model call cpServer: proxy.jobs++).
-func (t *tierRT) sessionFor(id uint64, perCall bool) *sessState {
+func (t *tierRT) sessionFor(id uint64, perCall bool, idle time.Duration, msg model.MsgKind) *sessState {
 	t.sessMu.Lock()
 	defer t.sessMu.Unlock()
 	s := t.sessMap[id]
 	if s == nil {
-		s = &sessState{id: id, perCall: perCall}
+		s = &sessState{id: id, perCall: perCall, idleAfter: idle}
 		t.sessMap[id] = s
 	}
-	s.jobs++
+	if msg == model.MsgCall {
+		s.jobs++ // a negotiation leg or a close holds nothing on the session
+	}
 	return s
 }
 
@@ -110,7 +124,7 @@ func (t *tierRT) sessionFor(id uint64, perCall bool) *sessState {
 // A request on the proxy may still be on its way: the state is kept (dead)
 // so that it finds the proxy closed, opens a session if it must and
 // closes it at its end, as the model does for a job on a dead proxy.
-func (t *tierRT) closeProxy(id uint64) {
+func (t *tierRT) closeProxy(id uint64, aborted bool) {
 	t.sessMu.Lock()
 	defer t.sessMu.Unlock()
 	s := t.sessMap[id]
@@ -118,15 +132,85 @@ func (t *tierRT) closeProxy(id uint64) {
 		s = &sessState{id: id}
 		t.sessMap[id] = s
 	}
+	if !s.dead && aborted {
+		s.aborted = true
+	}
 	s.dead = true
 	if s.jobs == 0 {
+		t.settleLocked(s)
+		if s.pending && s.pendTimer == nil && t.spec.WCF != nil && t.spec.WCF.PendingSessionTimeout > 0 {
+			// Negotiated, but the call that would open it never came.
+			s.pendTimer = time.AfterFunc(t.rt.clk.toReal(t.spec.WCF.PendingSessionTimeout), func() {
+				t.sessMu.Lock()
+				defer t.sessMu.Unlock()
+				if s.jobs == 0 {
+					t.unpendLocked(s)
+				}
+			})
+		}
+	}
+}
+
+// settleLocked is a dead proxy's last job ending (model proxyInst.settle):
+// a closed proxy's session ends now, an aborted one's SessionIdleTimeout
+// after its last message.
+func (t *tierRT) settleLocked(s *sessState) {
+	if !s.aborted || s.idleAfter <= 0 || !s.session {
 		t.closeSessionLocked(s)
+		return
+	}
+	if s.idle != nil {
+		return
+	}
+	wait := s.lastActive + t.rt.clk.toReal(s.idleAfter) - t.rt.clk.now()
+	if wait <= 0 {
+		t.closeSessionLocked(s)
+		return
+	}
+	s.idle = time.AfterFunc(wait, func() {
+		t.sessMu.Lock()
+		defer t.sessMu.Unlock()
+		if s.jobs == 0 {
+			t.closeSessionLocked(s) // receiveTimeout: the idle session is dropped
+		}
+	})
+}
+
+// pendLocked counts s's security session pending (its token issued); it
+// reports false when that would exceed MaxPendingSessions (model
+// DecideNegotiation).
+func (t *tierRT) pendLocked(s *sessState) bool {
+	if s.pending {
+		return true
+	}
+	if !model.DecideNegotiation(t.pending, t.spec.WCF.MaxPendingSessions) {
+		return false
+	}
+	s.pending = true
+	t.pending++
+	return true
+}
+
+// unpendLocked ends s's pending state (model proxyInst.unpend).
+func (t *tierRT) unpendLocked(s *sessState) {
+	if !s.pending {
+		return
+	}
+	s.pending = false
+	t.pending--
+	if s.pendTimer != nil {
+		s.pendTimer.Stop()
+		s.pendTimer = nil
 	}
 }
 
 // closeSessionLocked ends the proxy's server session, if any
 // (model proxyInst.closeSession).
 func (t *tierRT) closeSessionLocked(s *sessState) {
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
 	if !s.session {
 		return
 	}
@@ -142,23 +226,32 @@ func (t *tierRT) closeSessionLocked(s *sessState) {
 // ends with its job (holdSession), a closed proxy's with its last job.
 func (j *job) leaveSession() {
 	s := j.sess
-	if s == nil {
+	if s == nil || j.msg != model.MsgCall {
 		return
 	}
 	t := j.t
 	t.sessMu.Lock()
 	defer t.sessMu.Unlock()
-	if j.holdSession {
+	if j.holdSession && !j.keepsSession() {
 		t.closeSessionLocked(s)
 	}
 	s.jobs--
+	s.lastActive = t.rt.clk.now()
 	if s.dead && s.jobs == 0 {
-		t.closeSessionLocked(s)
+		t.settleLocked(s)
 	}
-	if s.perCall && s.jobs == 0 && s.opener == nil && !s.session {
+	if s.perCall && s.jobs == 0 && s.opener == nil && !s.session && !s.pending {
 		// A per-call proxy carries one call: nothing will come on it again.
 		delete(t.sessMap, s.id)
 	}
+}
+
+// keepsSession reports whether a per-call proxy's session outlives its job
+// (model job.keepsSession): its client closes it with a message of its
+// own, or aborted it unseen by the server.
+func (j *job) keepsSession() bool {
+	b := &j.spec.Binding
+	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
 }
 
 // sessionful reports whether the job runs in a WCF session.
@@ -183,7 +276,9 @@ func (j *job) openSession() error {
 	// instant its client goes.
 	ctx, cancel := context.WithCancelCause(j.ctx)
 	defer cancel(nil)
-	if j.reqCtx.Err() == nil {
+	// A session over HTTP (SessionIdleTimeout): the server never learns
+	// that the client gave up; the call stays queued, orphaned.
+	if j.reqCtx.Err() == nil && j.spec.Binding.SessionIdleTimeout <= 0 {
 		stop := context.AfterFunc(j.reqCtx, func() { cancel(errClientGone) })
 		defer stop()
 	}
@@ -249,11 +344,13 @@ func (j *job) openSession() error {
 		if gotSession {
 			t.sessions.release()
 		}
+		t.unpendLocked(s) // its channel went away unopened
 		s.opener = nil
 		close(s.ready)
 		return err
 	}
 	s.session, s.instance, s.opener = true, t.spec.WCF.Instancing == model.PerSession, nil
+	t.unpendLocked(s) // accepted: no longer a pending security session
 	if s.perCall {
 		j.holdSession = true
 	}

@@ -57,6 +57,7 @@ type tierRT struct {
 	sessMap       map[uint64]*sessState
 	listenWaiting int   // connections waiting in the netTcp listener for a session (sessMu)
 	lvListen      level // listenWaiting over time
+	pending       int   // security sessions negotiated, not yet opened (sessMu)
 
 	// StartUp (model Tier.StartUp): openCh is closed once the host has
 	// opened; the first request starts it opening.
@@ -81,8 +82,9 @@ type tierRT struct {
 	lvCur, lvAppQ, lvPipe, lvInst, lvWBusy, lvWorkers, lvIOBusy, lvIOs level
 	aspnet                                                             bool
 	walk                                                               []model.Phase // spec.Walk(), once per run
-	gates                                                              []*sem        // spec.Gates
-	cmu                                                                sync.Mutex    // guards what follows
+	msgWalk                                                            [2][]model.Phase
+	gates                                                              []*sem     // spec.Gates
+	cmu                                                                sync.Mutex // guards what follows
 	pipes                                                              *model.AppPool
 	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected          int64
 	iExec, iWait, iCall, mExec, mWait, mCall                           model.DurationStat
@@ -161,6 +163,7 @@ func newTierRT(rt *runner, i int) *tierRT {
 	}
 	t.worker.onChange, t.io.onChange = onThreads(&t.lvWBusy, &t.lvWorkers), onThreads(&t.lvIOBusy, &t.lvIOs)
 	t.walk = spec.Walk()
+	t.msgWalk = [2][]model.Phase{spec.WalkOf(model.MsgNegotiate), spec.WalkOf(model.MsgClose)}
 	for _, n := range spec.Gates {
 		t.gates = append(t.gates, newSem(n))
 	}
@@ -414,6 +417,8 @@ const (
 	hdrExtra   = "X-Tsim-Extra"   // extra decode CPU (per-call proxy session setup), simulated ns
 	hdrOutcome = "X-Tsim-Outcome" // how the server side ended
 	hdrUser    = "X-Tsim-User"    // the load's user, for a load agent's per-user proxies
+	hdrMsg     = "X-Tsim-Msg"     // a proxy's own message (model.MsgKind): a negotiation leg, a close
+	hdrLast    = "X-Tsim-Last"    // "1": the negotiation's last leg
 )
 
 // Outcomes on the wire. A downstream timeout or rejection travels up as in
@@ -475,8 +480,11 @@ func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id, err := strconv.Atoi(h.Get(hdrUser)); err == nil && t.spec.Agent {
 		j.user = rt.load.userByID(id)
 	}
+	if m, err := strconv.Atoi(h.Get(hdrMsg)); err == nil && m > 0 && m <= int(model.MsgClose) {
+		j.msg, j.last = model.MsgKind(m), h.Get(hdrLast) == "1"
+	}
 	if id, err := strconv.ParseUint(h.Get(hdrProxy), 10, 64); err == nil && t.wcf && j.spec.Binding.Sessionful {
-		j.sess = t.sessionFor(id, h.Get(hdrPerCall) == "1")
+		j.sess = t.sessionFor(id, h.Get(hdrPerCall) == "1", j.spec.Binding.SessionIdleTimeout, j.msg)
 	}
 	var o results.Outcome
 	if t.spec.OneWay() && rt.handlers.enter() {
@@ -549,6 +557,8 @@ type job struct {
 	ctx      context.Context // the job's own: ends at an abort or the run's end
 	cancel   context.CancelCauseFunc
 	extraCPU time.Duration
+	msg      model.MsgKind // a call, or a negotiation leg or close of its proxy (model.Tier.WalkOf)
+	last     bool          // the negotiation's last leg
 
 	admitted  bool
 	startedAt time.Duration // real instant of admission
@@ -942,7 +952,11 @@ func (j *job) run() results.Outcome {
 	if j.threadRejected {
 		return j.t.countRejected() // the worker pool's bounded queue was full
 	}
-	for _, ph := range j.t.walk {
+	walk := j.t.walk
+	if j.msg != model.MsgCall {
+		walk = j.t.msgWalk[j.msg-1]
+	}
+	for _, ph := range walk {
 		if o, end := j.take(ph); end {
 			return o
 		}
@@ -1087,8 +1101,27 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 		if !t.aspnet && (!t.wcf || j.concLockOf() == nil) {
 			j.startExec() // elsewhere: on the thread its operation runs on (once past its instance lock, if it takes one)
 		}
+	case model.PhaseNegotiate:
+		if j.last && t.wcf && j.sess != nil {
+			t.sessMu.Lock()
+			ok := t.pendLocked(j.sess)
+			t.sessMu.Unlock()
+			if !ok {
+				return results.Failed, true // QuotaExceeded: SecurityNegotiationException at the client
+			}
+		}
+	case model.PhaseSessionClose:
+		if j.sess != nil {
+			t.sessMu.Lock()
+			t.closeSessionLocked(j.sess) // the Cancel ends the session
+			t.sessMu.Unlock()
+		}
 	case model.PhaseDecode:
-		if need := j.extraCPU + j.spec.Binding.Cost(j.spec.RequestKB); need > 0 {
+		need := j.extraCPU
+		if j.msg == model.MsgCall {
+			need += j.spec.Binding.Cost(j.spec.RequestKB)
+		}
+		if need > 0 {
 			if j.useCPU(need) != nil {
 				return results.Failed, true
 			}
@@ -1318,7 +1351,7 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	if j.holdInstance {
 		t.instances.release()
 	}
-	if j.holdSession {
+	if j.holdSession && !j.keepsSession() {
 		j.t.sessMu.Lock()
 		j.t.closeSessionLocked(j.sess)
 		j.holdSession = false
@@ -1351,7 +1384,7 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 		}
 	}
 	t.cmu.Lock()
-	if o == results.Completed && rt.measuring.Load() {
+	if o == results.Completed && rt.measuring.Load() && j.msg == model.MsgCall {
 		t.resp.Record(rt.clk.toSim(now - j.arrived))
 		t.served++
 		if j.queued {
@@ -1359,7 +1392,7 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 		}
 	}
 	t.cmu.Unlock()
-	if o == results.Completed && rt.measuring.Load() {
+	if o == results.Completed && rt.measuring.Load() && j.msg == model.MsgCall {
 		t.completed.Add(1)
 		if t.entry {
 			rt.entryDone.Add(1)

@@ -198,6 +198,8 @@ func FoldCalls(calls []Call) (folded, machines []Call) {
 			out.FactoryHits += c.FactoryHits
 			out.FactoriesBuilt += c.FactoriesBuilt
 			out.FactoriesPurged += c.FactoriesPurged
+			out.NegotiationTimedOut += c.NegotiationTimedOut
+			out.NegotiationFailed += c.NegotiationFailed
 		}
 		if unlimited {
 			out.Limit = 0

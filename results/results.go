@@ -179,6 +179,12 @@ type Call struct {
 	FactoryHits     int64 `json:"factory_cache_hits,omitempty"`
 	FactoriesBuilt  int64 `json:"factories_built,omitempty"`
 	FactoriesPurged int64 `json:"factories_purged,omitempty"`
+	// Of TimedOut and Failed, those that ended during a new proxy's
+	// security negotiation as its own exchange (model.Binding.
+	// NegotiationLegs): the negotiation's timeout (a TimeoutException),
+	// the service's refusal (a SecurityNegotiationException).
+	NegotiationTimedOut int64 `json:"negotiation_timed_out,omitempty"`
+	NegotiationFailed   int64 `json:"negotiation_failed,omitempty"`
 }
 
 // TierSample is one tier's counters at one sampling instant, as PerfMon

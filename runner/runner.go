@@ -661,6 +661,8 @@ func aggregateCallsOf(runs []*results.Run, calls func(*results.Run) []results.Ca
 			s.FactoryHits += c.FactoryHits
 			s.FactoriesBuilt += c.FactoriesBuilt
 			s.FactoriesPurged += c.FactoriesPurged
+			s.NegotiationTimedOut += c.NegotiationTimedOut
+			s.NegotiationFailed += c.NegotiationFailed
 		}
 	}
 	order := map[string]int{"load": -1}
