@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	imagedraw "image/draw"
 	"io"
 	"math"
 	"os"
@@ -238,7 +237,6 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			upper[j] = max(upper[j], m.t)
 		}
 	}
-	var buf []uint8 // the panels' images, one after the other
 	for j, row := range panels {
 		for i, p := range row {
 			if p == nil {
@@ -246,66 +244,12 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			}
 			m := own[j][i]
 			cc := draw.Crop(cells[j][i], left[i]-m.l, -(right[i] - m.r), bottom[j]-m.b, -(upper[j] - m.t))
-			drawPanel(cc, p, &buf)
+			p.Draw(cc)
 		}
 	}
-}
-
-// drawPanel draws p on c. On an image it draws on an image of the panel's
-// own size (and a margin), in buf, and copies that back: the rasteriser
-// clears and scans every row of its image for each stroke and each fill,
-// so a small image saves most of the work on a tall picture of many
-// panels. The panel's image is a whole number of pixels away from the
-// picture's, so the pixels come out the same.
-func drawPanel(c draw.Canvas, p *plot.Plot, buf *[]uint8) {
-	img := imageCanvas(c.Canvas)
-	if img == nil || !panelImages {
-		p.Draw(c)
-		return
-	}
-	// Glyphs, caps and labels may reach a little past the panel; a label
-	// at the right end of a marker line a little further.
-	const marginX, marginY = 64, 16 // pixels
-	pic := img.img
-	h := pic.Bounds().Dy() // image rows count down from the top; canvas y up from the bottom
-	r := image.Rect(
-		pixelOf(c.Min.X)-marginX, h-pixelOf(c.Max.Y)-1-marginY,
-		pixelOf(c.Max.X)+1+marginX, h-pixelOf(c.Min.Y)+marginY,
-	).Intersect(pic.Bounds())
-	if r.Empty() {
-		return
-	}
-	if n := 4 * r.Dx() * r.Dy(); cap(*buf) < n {
-		*buf = make([]uint8, n)
-	}
-	im := &image.RGBA{Pix: (*buf)[:4*r.Dx()*r.Dy()], Stride: 4 * r.Dx(), Rect: image.Rect(0, 0, r.Dx(), r.Dy())}
-	sub := newRGBACanvas(im)
-	imagedraw.Draw(im, im.Rect, pic, r.Min, imagedraw.Src)
-	shift := vg.Point{X: -px(float64(r.Min.X)), Y: px(float64(r.Max.Y - h))}
-	p.Draw(draw.Canvas{Canvas: sub, Rectangle: vg.Rectangle{Min: c.Min.Add(shift), Max: c.Max.Add(shift)}})
-	imagedraw.Draw(pic, r, im, image.Point{}, imagedraw.Src)
 }
 
 var debugMargins = os.Getenv("TSIM_DEBUG_MARGINS") != ""
-
-// panelImages is whether drawPanel draws on panel images; tests compare.
-var panelImages = true
-
-// imageCanvas is the image canvas under c, or nil.
-func imageCanvas(c vg.Canvas) *rgbaCanvas {
-	for {
-		switch x := c.(type) {
-		case *rgbaCanvas:
-			return x
-		case draw.Canvas:
-			c = x.Canvas
-		case *draw.Canvas:
-			c = x.Canvas
-		default:
-			return nil
-		}
-	}
-}
 
 // legendEntry is one item of a horizontal legend.
 type legendEntry struct {

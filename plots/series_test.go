@@ -397,37 +397,3 @@ func TestCurveStylesAreDistinct(t *testing.T) {
 		seen[k] = i
 	}
 }
-
-// TestPanelImagesDrawTheSamePixels draws every test figure on panel images
-// and straight on the picture: the pixels must agree, labels that reach
-// past a panel included.
-func TestPanelImagesDrawTheSamePixels(t *testing.T) {
-	figs := figures(t)
-	edge := story("warm-up at the right end", true)
-	edge.Run.Warmup = edge.Run.Duration
-	var err error
-	if figs["edge"], err = Latency("edge", []Run{edge}); err != nil {
-		t.Fatal(err)
-	}
-	if figs["plan"], err = Plan("plan", "maxconnection", false, planPanels, 128, "answer: 128 connections"); err != nil {
-		t.Fatal(err)
-	}
-	for name, f := range figs {
-		a := decodePNG(t, f)
-		panelImages = false
-		b := decodePNG(t, f)
-		panelImages = true
-		differ := 0
-		for i := 0; i < len(a.Pix); i += 4 {
-			for k := range 3 {
-				if absInt(int(a.Pix[i+k])-int(b.Pix[i+k])) > 8 {
-					differ++
-					break
-				}
-			}
-		}
-		if differ > 0 {
-			t.Errorf("%s: %d pixels differ", name, differ)
-		}
-	}
-}
