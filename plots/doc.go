@@ -12,7 +12,12 @@
 // Drawing takes about the same time whatever the number of samples: time
 // series are reduced to what each column of pixels can show (its first,
 // lowest, highest and last sample, so a spike of one sample survives) and
-// stroked in short pieces, latency dots are capped at a few per pixel, and
-// each panel is drawn on an image of its own size. `go test -bench .
-// ./plots/` measures it.
+// stroked in short pieces, and latency dots are capped at a few per pixel.
+// The plots are gonum/plot's, drawn on rgbaCanvas: vgimg's canvas with
+// strokes, fills and upright text done by golang.org/x/image/vector and
+// image/draw at a cost that follows the shapes, and PNGs compressed by
+// rowDeflate, which looks only for the runs and repeated rows plots are
+// made of. `go test -bench . ./plots/` measures it; `go test -bench
+// BenchmarkRun ./bench/` and `tsim bench --model run:crack-throttling`
+// measure a whole run's output against its simulation.
 package plots
