@@ -13,6 +13,7 @@ import (
 	"golang.org/x/image/vector"
 	plotfont "gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
@@ -38,6 +39,7 @@ type rgbaCanvas struct {
 	mask    image.Alpha // a shape's coverage
 	faces   map[faceKey]font.Face
 	glyphs  map[glyphKey]*glyph
+	stamps  map[stampKey]*image.Alpha
 	polys   [][]point
 	pts     []point
 }
@@ -65,6 +67,7 @@ func newRGBACanvas(img *image.RGBA) *rgbaCanvas {
 		ctx:    ctx,
 		faces:  map[faceKey]font.Face{},
 		glyphs: map[glyphKey]*glyph{},
+		stamps: map[stampKey]*image.Alpha{},
 	}
 	vg.Initialize(c)
 	return c
@@ -496,4 +499,79 @@ func (c *rgbaCanvas) glyph(face font.Face, r rune, dot fixed.Point26_6) *glyph {
 	}
 	c.glyphs[k] = g
 	return g
+}
+
+// rgbaCanvasOf is the rgbaCanvas under c, or nil.
+func rgbaCanvasOf(c vg.Canvas) *rgbaCanvas {
+	for {
+		switch x := c.(type) {
+		case *rgbaCanvas:
+			return x
+		case draw.Canvas:
+			c = x.Canvas
+		case *draw.Canvas:
+			c = x.Canvas
+		default:
+			return nil
+		}
+	}
+}
+
+// stampSteps is the fraction of a pixel to which a stamped glyph's
+// position is rounded: an eighth of a pixel at most, which no one sees.
+const stampSteps = 4
+
+// stampKey names a glyph's coverage at a fraction of a pixel.
+type stampKey struct {
+	shape  draw.GlyphDrawer
+	radius vg.Length
+	fx, fy int // in stampSteps
+}
+
+// stampSize is the side in pixels of the square a glyph of radius r is
+// drawn in, centred.
+func stampSize(r vg.Length) int { return 2*int(math.Ceil(float64(r/px(1)))) + 8 }
+
+// stampGlyph draws a glyph as DrawGlyph does, from its coverage drawn
+// once for the picture at each of a few positions within a pixel: a
+// scatter draws thousands of the same glyph. It reports false when the
+// canvas is not upright (the caller draws the glyph itself).
+func (c *rgbaCanvas) stampGlyph(sty draw.GlyphStyle, pt vg.Point) bool {
+	if sty.Shape == nil {
+		return true // DrawGlyph draws nothing
+	}
+	a, b, cc, d, e, f := c.transform()
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 }
+	if !near(a, 1) || !near(b, 0) || !near(cc, 0) || !near(d, -1) {
+		return false
+	}
+	x, y := pt.X.Dots(dpi)+e, -pt.Y.Dots(dpi)+f
+	xi, yi := math.Floor(x), math.Floor(y)
+	fx, fy := int(math.Round((x-xi)*stampSteps)), int(math.Round((y-yi)*stampSteps))
+	k := stampKey{sty.Shape, sty.Radius, fx, fy}
+	m, ok := c.stamps[k]
+	if !ok {
+		m = drawStamp(sty, float64(fx)/stampSteps, float64(fy)/stampSteps)
+		c.stamps[k] = m
+	}
+	s := m.Rect.Dx()
+	at := image.Pt(int(xi)-s/2, int(yi)-s/2)
+	imagedraw.DrawMask(c.img, m.Rect.Add(at), image.NewUniform(sty.Color), image.Point{}, m, image.Point{}, imagedraw.Over)
+	return true
+}
+
+// drawStamp returns the coverage of a glyph centred (fx, fy) pixels past
+// the centre of its square, drawn black on white on an rgbaCanvas.
+func drawStamp(sty draw.GlyphStyle, fx, fy float64) *image.Alpha {
+	s := stampSize(sty.Radius)
+	img := image.NewRGBA(image.Rect(0, 0, s, s))
+	sty.Color = color.Black
+	centre := vg.Point{X: px(float64(s/2) + fx), Y: px(float64(s) - float64(s/2) - fy)}
+	dc := draw.New(newRGBACanvas(img))
+	dc.DrawGlyph(sty, centre)
+	m := image.NewAlpha(img.Rect)
+	for i := range m.Pix {
+		m.Pix[i] = 255 - img.Pix[4*i]
+	}
+	return m
 }

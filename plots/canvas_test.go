@@ -70,3 +70,39 @@ func TestRGBACanvasDrawsAsVgimg(t *testing.T) {
 		t.Errorf("%d pixels differ by more than half from vgimg's (of %d)", far, w*h)
 	}
 }
+
+// A stamped glyph is the glyph DrawGlyph draws, moved at most an eighth of
+// a pixel: the same ink, and no pixel far off.
+func TestStampGlyphDrawsTheGlyph(t *testing.T) {
+	const w, h = 300, 80
+	direct, stamped := image.NewRGBA(image.Rect(0, 0, w, h)), image.NewRGBA(image.Rect(0, 0, w, h))
+	a, b := draw.New(newRGBACanvas(direct)), draw.New(newRGBACanvas(stamped))
+	rc := rgbaCanvasOf(b)
+	styles := []draw.GlyphStyle{
+		{Color: color.NRGBA{0, 0x72, 0xb2, 0xa0}, Radius: px(2), Shape: draw.CircleGlyph{}},
+		{Color: red, Radius: px(4), Shape: draw.CrossGlyph{}},
+	}
+	for i := range 120 {
+		sty := styles[i%2]
+		pt := vg.Point{X: px(10 + 2.37*float64(i)), Y: px(20 + 40*float64(i%2) + 0.31*float64(i%7))}
+		a.DrawGlyph(sty, pt)
+		if !rc.stampGlyph(sty, pt) {
+			t.Fatal("stampGlyph declined an upright canvas")
+		}
+	}
+	var inkA, inkB float64
+	far := 0
+	for i := 0; i < len(direct.Pix); i += 4 {
+		inkA += float64(3*255 - int(direct.Pix[i]) - int(direct.Pix[i+1]) - int(direct.Pix[i+2]))
+		inkB += float64(3*255 - int(stamped.Pix[i]) - int(stamped.Pix[i+1]) - int(stamped.Pix[i+2]))
+		for k := range 3 {
+			if math.Abs(float64(direct.Pix[i+k])-float64(stamped.Pix[i+k])) > 128 {
+				far++
+				break
+			}
+		}
+	}
+	if math.Abs(inkA-inkB) > 0.03*inkA || far > 0 {
+		t.Errorf("stamped ink %.0f, drawn %.0f; %d pixels far off", inkB, inkA, far)
+	}
+}

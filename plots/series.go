@@ -233,8 +233,12 @@ func newPointCloud(xy plotter.XYs, style draw.GlyphStyle) pointCloud {
 func (s pointCloud) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	cell := func(v plotter.XY) [2]int { return [2]int{pixelOf(trX(v.X)), pixelOf(trY(v.Y))} }
+	rc := rgbaCanvasOf(c.Canvas)
 	for _, v := range thinPoints(s.xy, dotsPerPixel, cell) {
-		c.DrawGlyph(s.style, vg.Point{X: trX(v.X), Y: trY(v.Y)})
+		pt := vg.Point{X: trX(v.X), Y: trY(v.Y)}
+		if !c.Contains(pt) || rc == nil || !rc.stampGlyph(s.style, pt) {
+			c.DrawGlyph(s.style, pt)
+		}
 	}
 }
 
