@@ -206,14 +206,18 @@ func Analyse(top *Topology) Analysis {
 				// A sessionful binding holds a session per proxy: for the
 				// whole life of a user's own proxy (so MaxConcurrentSessions
 				// caps the users served at once), or per call.
+				listener := ""
+				if l := w.Listener; c.Binding.Listener && (l.MaxPending > 0 || l.Backlog > 0) {
+					listener = fmt.Sprintf("; beyond it %d connections wait in the netTcp listener (%s), the rest are refused", l.MaxPending+l.Backlog, l.Resolution)
+				}
 				switch {
 				case c.Proxy.Kind == ProxyPerUser: // the load's call, or its agents'
 					add(Bound{Throttle: "MaxConcurrentSessions " + t.Name, Kind: "wcf-sessions", Tier: t.Name,
 						Limit: float64(w.MaxSessions), Hold: a.D + a.Z,
-						Note: "each user keeps a session for its proxy's life: at most this many users are served"})
+						Note: "each user keeps a session for its proxy's life: at most this many users are served" + listener})
 				case c.Proxy.Kind == ProxyPerCall:
 					add(Bound{Throttle: "MaxConcurrentSessions " + t.Name, Kind: "wcf-sessions", Tier: t.Name,
-						Limit: float64(w.MaxSessions), Hold: stay, Note: "a new proxy, and session, per call"})
+						Limit: float64(w.MaxSessions), Hold: stay, Note: "a new proxy, and session, per call" + listener})
 				}
 			}
 			if w.Instancing == PerCall {
