@@ -52,3 +52,42 @@ func TestMachineBad(t *testing.T) {
 		})
 	}
 }
+
+func TestMachineAgentsShareTheService(t *testing.T) {
+	// The load's agent on the service's two cores: its 1 ms a request and
+	// the service's 1 ms (exponential) share them, at most 1,000 requests a
+	// second; on an agent of its own, close to 2,000 (two stations in
+	// tandem, 50 users).
+	file := func(agent string) string {
+		return `name = "a"
+duration = "20s"
+warmup = "5s"
+[load]
+users = 50
+think = "const(0s)"
+agent_cpu = "exp(1ms)"
+` + agent + `
+[load.call]
+binding = "none"
+loopback = true
+[[tier]]
+name = "svc"
+cores = 2
+  [[tier.step]]
+  cpu = "exp(1ms)"
+`
+	}
+	for _, tc := range []struct {
+		agent  string
+		lo, hi float64
+	}{{`agent_machine = "svc"`, 950, 1010}, {`agent_cores = 2`, 1850, 2010}} {
+		top := loadTopo(t, file(tc.agent))
+		res, err := model.Run(&top, model.Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := res.GoodputPerS; g < tc.lo || g > tc.hi {
+			t.Errorf("%s: %.0f requests/s, want %.0f–%.0f", tc.agent, g, tc.lo, tc.hi)
+		}
+	}
+}
