@@ -57,10 +57,12 @@ func (rt *runner) newRoot() *rootReq {
 	}
 	rt.counts.Generated++
 	if rt.live >= int64(rt.opt.MaxInFlight) {
+		// Counted under the same lock: were the run to end between the
+		// two, the shed request would stay in flight, not rejected.
 		rt.shed++
 		rt.live++
+		rt.recordLocked(rt.clk.now(), 0, [bdN]time.Duration{}, results.Rejected)
 		rt.mu.Unlock()
-		rt.record(&rootReq{start: rt.clk.now()}, results.Rejected)
 		return nil
 	}
 	rt.live++
@@ -89,8 +91,14 @@ func (rt *runner) record(r *rootReq, o results.Outcome) {
 	if rt.closed {
 		return
 	}
+	rt.recordLocked(now, now-r.start, bd, o)
+}
+
+// recordLocked counts an outcome at now of a request that lasted span
+// real time; rt.mu is held and the run has not ended.
+func (rt *runner) recordLocked(now, span time.Duration, bd [bdN]time.Duration, o results.Outcome) {
 	rt.live--
-	lat := rt.clk.toSim(now - r.start)
+	lat := rt.clk.toSim(span)
 	switch o {
 	case results.Completed:
 		rt.counts.Completed++
