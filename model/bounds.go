@@ -163,10 +163,18 @@ func Analyse(top *Topology) Analysis {
 			continue
 		}
 		p := prof[i]
-		stay := scale(p.total+serverBindingCPU(top, i), v)
+		server := serverBindingCPU(top, i) + activateCPU(top, i)
+		stay := scale(p.total+server, v)
 		threadHold := stay
 		if t.Async {
-			threadHold = scale(p.total-p.calls+serverBindingCPU(top, i), v)
+			threadHold = scale(p.total-p.calls+server, v)
+		}
+		// The ASP.NET request of a one-way operation ends when it is
+		// accepted, once decoded (job.accept): that is what it holds of
+		// ASP.NET's worker threads and admission.
+		aspHold := stay
+		if t.OneWay() {
+			aspHold = scale(decodeCPU(top, i), v)
 		}
 		pool := t.IO
 		pname := "I/O threads"
@@ -189,16 +197,16 @@ func Analyse(top *Topology) Analysis {
 		}
 		if (t.Host == HostASPNetClassic || t.Host == HostIISIntegrated) && t.Admission.SyncModule && t.WCF != nil {
 			add(Bound{Throttle: "worker threads " + t.Name + " (sync module)", Kind: "threads", Tier: t.Name,
-				Limit: float64(t.Worker.Max), Hold: stay, Note: "the synchronous HTTP module holds an ASP.NET worker per request"})
+				Limit: float64(t.Worker.Max), Hold: aspHold, Note: "the synchronous HTTP module holds an ASP.NET worker per request"})
 		}
 		switch t.Admission.Kind {
 		case AdmitClassic:
 			l := float64(t.Worker.Max - t.Admission.MinFreeThreads) // see DecideClassic
-			add(Bound{Throttle: "ASP.NET request queue " + t.Name, Kind: "admission", Tier: t.Name, Limit: l, Hold: stay,
+			add(Bound{Throttle: "ASP.NET request queue " + t.Name, Kind: "admission", Tier: t.Name, Limit: l, Hold: aspHold,
 				Note: fmt.Sprintf("maxWorkerThreads %d − minFreeThreads %d", t.Worker.Max, t.Admission.MinFreeThreads)})
 		case AdmitConcurrent:
 			add(Bound{Throttle: "concurrent requests " + t.Name, Kind: "admission", Tier: t.Name,
-				Limit: float64(t.Admission.MaxExecuting), Hold: stay})
+				Limit: float64(t.Admission.MaxExecuting), Hold: aspHold})
 		}
 		if w := t.WCF; w != nil {
 			add(Bound{Throttle: "MaxConcurrentCalls " + t.Name, Kind: "wcf-calls", Tier: t.Name, Limit: float64(w.MaxCalls), Hold: stay})
@@ -223,19 +231,21 @@ func Analyse(top *Topology) Analysis {
 			if w.Instancing == PerCall {
 				add(Bound{Throttle: "MaxConcurrentInstances " + t.Name, Kind: "wcf-instances", Tier: t.Name, Limit: float64(w.MaxInstances), Hold: stay})
 			}
-			if w.Instancing == SingleInstance && w.Concurrency != ConcurrencyMultiple {
-				hold := stay
+			if w.SingleLock() {
+				// Taken after decoding, held until the reply is sent (Walk).
+				inLock := server - decodeCPU(top, i)
+				hold := scale(p.total+inLock, v)
 				if w.Concurrency == ConcurrencyReentrant {
-					hold = scale(p.total-p.calls+serverBindingCPU(top, i), v)
+					hold = scale(p.total-p.calls+inLock, v)
 				}
 				add(Bound{Throttle: "instance lock " + t.Name + " (Single/" + w.Concurrency.String() + ")", Kind: "instance-lock",
-					Tier: t.Name, Limit: 1, Hold: hold, Note: "one instance, one thread at a time"})
+					Tier: t.Name, Limit: 1, Hold: hold, Note: "one instance, one thread at a time (its requests are decoded outside the lock)"})
 			}
 		}
 		for k, h := range p.lockHold {
 			add(Bound{Throttle: fmt.Sprintf("lock %d %s", k, t.Name), Kind: "lock", Tier: t.Name, Limit: 1, Hold: scale(h, v)})
 		}
-		cpu := scale(p.cpu+serverBindingCPU(top, i)+clientBindingCPU(top, i), v)
+		cpu := scale(p.cpu+server+clientBindingCPU(top, i), v)
 		if t.Agent {
 			cpu = scale(p.cpu, v) // a load agent's CPU is its own step
 		}
@@ -324,8 +334,18 @@ func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time
 // the client encodes, the request crosses the network, the server decodes,
 // runs its operation and encodes the reply, the reply crosses back and the
 // client decodes it. The load generator's own encoding costs nothing.
+//
+// A one-way call holds it until the server has decoded the request, and
+// its answer carries no reply message.
 func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
 	b := &c.Binding
+	if top.Tiers[c.Target].OneWay() {
+		d := c.wire(c.RequestKB) + b.cost(c.RequestKB) + c.wire(0)
+		if client {
+			d += b.cost(c.RequestKB)
+		}
+		return d
+	}
 	d := c.wire(c.RequestKB) + b.cost(c.RequestKB) + visit(c.Target).total + b.cost(c.ReplyKB) + c.wire(c.ReplyKB)
 	if client {
 		d += b.cost(c.RequestKB) + b.cost(c.ReplyKB)
@@ -334,12 +354,43 @@ func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time
 }
 
 // serverBindingCPU is the decode+encode CPU per visit at tier i (from the
-// calls into it; the first caller's binding).
+// calls into it; the first caller's binding); a one-way operation encodes
+// no reply.
 func serverBindingCPU(top *Topology, i int) time.Duration {
+	c := callInto(top, i)
+	if c == nil {
+		return 0
+	}
+	if top.Tiers[i].OneWay() {
+		return c.Binding.cost(c.RequestKB)
+	}
+	return c.Binding.cost(c.RequestKB) + c.Binding.cost(c.ReplyKB)
+}
+
+// decodeCPU is the CPU per visit at tier i to decode its request.
+func decodeCPU(top *Topology, i int) time.Duration {
 	if c := callInto(top, i); c != nil {
-		return c.Binding.cost(c.RequestKB) + c.Binding.cost(c.ReplyKB)
+		return c.Binding.cost(c.RequestKB)
 	}
 	return 0
+}
+
+// activateCPU is the CPU per visit at tier i to create its service
+// instance and take a singleton's lock (PhaseActivate): an instance a call
+// PerCall, PerSession without a session, or with a new proxy per call; a
+// long-lived session's or the singleton's creation is spread over its
+// calls (none, in the mean).
+func activateCPU(top *Topology, i int) time.Duration {
+	w := top.Tiers[i].WCF
+	if w == nil {
+		return 0
+	}
+	creates := w.Instancing == PerCall
+	if w.Instancing == PerSession {
+		c := callInto(top, i)
+		creates = c == nil || !c.Binding.Sessionful || c.Proxy.Kind == ProxyPerCall
+	}
+	return w.ActivateCPU(creates)
 }
 
 // clientBindingCPU is the encode+decode CPU tier i spends on its own calls,
@@ -351,7 +402,10 @@ func clientBindingCPU(top *Topology, i int) time.Duration {
 	var d time.Duration
 	for si := range top.Tiers[i].Steps {
 		if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
-			d += st.Call.Binding.cost(st.Call.RequestKB) + st.Call.Binding.cost(st.Call.ReplyKB)
+			d += st.Call.Binding.cost(st.Call.RequestKB)
+			if !top.Tiers[st.Call.Target].OneWay() {
+				d += st.Call.Binding.cost(st.Call.ReplyKB)
+			}
 			if st.Call.Proxy.Kind == ProxyPerCall {
 				d += proxyBuildCPU(st.Call)
 			}

@@ -118,3 +118,46 @@ func TestSessionCreatesOneInstance(t *testing.T) {
 		expect(t, "PerSession/"+c.conc.String(), got, c.want)
 	}
 }
+
+func TestAnalyseInstanceLockAndOneWay(t *testing.T) {
+	// The bounds follow the walk: a singleton's lock is held for the
+	// operation, the activation and the reply, not the decoding; a one-way
+	// call holds its caller until its request is decoded; an instance per
+	// call adds its creation to the service's CPU.
+	svc := tier("svc", cpu(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: SingleInstance, Concurrency: ConcurrencySingle,
+		InstanceCPU: 3 * time.Second, SingleLockCPU: 500 * time.Millisecond}
+	top := burst(4, 0, svc)
+	top.Load.Call.Binding = Binding{Name: "test", CPUPerKB: 2 * time.Second}
+	top.Load.Call.RequestKB, top.Load.Call.ReplyKB = 1, 0.25
+	hold := func(a Analysis, kind string) time.Duration {
+		for _, b := range a.Bounds {
+			if b.Kind == kind {
+				return b.Hold
+			}
+		}
+		t.Fatalf("no %s bound in %+v", kind, a.Bounds)
+		return 0
+	}
+	// lock: 1 s operation + 0.5 s lock + 0.5 s reply; the 2 s decode outside.
+	if h := hold(Analyse(top), "instance-lock"); h != 2*time.Second {
+		t.Errorf("instance lock held %v a request, want 2s", h)
+	}
+	if h := hold(Analyse(top), "cpu"); h != 4*time.Second {
+		t.Errorf("CPU %v a request, want 4s (decode 2, operation 1, lock 0.5, reply 0.5; the singleton's creation spread over its calls)", h)
+	}
+	svc.WCF.Instancing = PerCall
+	top.Tiers[0] = svc
+	if h := hold(Analyse(top), "cpu"); h != 6500*time.Millisecond {
+		t.Errorf("PerCall: CPU %v a request, want 6.5s (an instance a call, no singleton lock)", h)
+	}
+	svc.WCF.OneWay = true
+	top.Tiers[0] = svc
+	a := Analyse(top)
+	if a.D != 2*time.Second {
+		t.Errorf("one-way: D = %v, want 2s (answered once decoded)", a.D)
+	}
+	if h := hold(a, "cpu"); h != 6*time.Second {
+		t.Errorf("one-way: CPU %v a request, want 6s (no reply to encode)", h)
+	}
+}
