@@ -74,7 +74,10 @@ func TestRealNegotiationPendingQuota(t *testing.T) {
 	// open, at most one negotiated and waiting; the others' negotiations
 	// fail. Which users fail depends on the real order of arrival, so
 	// only the counts are checked: every request ends, at least one
-	// fails, at least two complete (the session frees after 1 s).
+	// fails, at least one completes. (Two complete when the first user
+	// has taken its session before the second's negotiation ends; the
+	// four negotiate at once, and in one run in five the first was still
+	// pending then, so the second failed too: a race WCF has as well.)
 	svc := tier("svc", 8, waitFor(time.Second))
 	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 1, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencyMultiple, MaxPendingSessions: 1}
 	top := burst(4, 0, 6*time.Second, svc)
@@ -87,8 +90,8 @@ func TestRealNegotiationPendingQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := r.Requests
-	if q.Completed+q.Failed != 4 || q.Failed < 1 || q.Completed < 2 {
-		t.Errorf("requests %+v: want 4 ended, ≥ 1 failed (SecurityNegotiationException), ≥ 2 completed", q)
+	if q.Completed+q.Failed != 4 || q.Failed < 1 || q.Completed < 1 {
+		t.Errorf("requests %+v: want 4 ended, ≥ 1 failed (SecurityNegotiationException), ≥ 1 completed", q)
 	}
 }
 
