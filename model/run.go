@@ -159,6 +159,7 @@ type runner struct {
 	every   time.Duration   // current sample interval (doubles as the series fills)
 	points  results.PointSampler
 	series  []results.Sample
+	slab    []results.TierSample // room for the next samples' tiers
 	calls   []*callStat
 	callOf  map[*Call]*callStat   // call sites by spec, once there are many (callStat)
 	bd      results.BreakdownSums // breakdown sums over measured completed roots
@@ -250,16 +251,44 @@ const maxSamples = 4096
 
 func (r *runner) sample() {
 	now := r.e.Now()
-	s := results.Sample{T: now.Seconds(), Tiers: make([]results.TierSample, len(r.tiers))}
+	n := len(r.tiers)
+	if len(r.slab) < n {
+		// The samples' tiers are cut from slabs of many samples', not
+		// allocated one sample at a time.
+		r.slab = make([]results.TierSample, n*samplesPerSlab)
+	}
+	s := results.Sample{T: now.Seconds(), Tiers: r.slab[:n:n]}
+	r.slab = r.slab[n:]
 	for i, t := range r.tiers {
 		s.Tiers[i] = t.sample(now, r.every)
 	}
 	if len(r.series) >= maxSamples {
 		r.series = results.CompactSeries(r.series)
 		r.every *= 2
+		// The samples merged away leave holes in the slabs: move the kept
+		// ones' tiers to one new slab, so that the old ones can go.
+		packed := make([]results.TierSample, len(r.series)*n)
+		for i := range r.series {
+			ts := packed[i*n : (i+1)*n : (i+1)*n]
+			copy(ts, r.series[i].Tiers)
+			r.series[i].Tiers = ts
+		}
+		r.slab = nil
+	}
+	if r.series == nil {
+		// All the samples the run will take, up to maxSamples: one
+		// allocation rather than append's growth a quarter at a time.
+		want := maxSamples
+		if every := r.top.SampleEvery; every > 0 && r.top.Duration/every < maxSamples {
+			want = int(r.top.Duration/every) + 1
+		}
+		r.series = make([]results.Sample, 0, want)
 	}
 	r.series = append(r.series, s)
 }
+
+// samplesPerSlab is how many samples' tiers one allocation holds.
+const samplesPerSlab = 64
 
 // rootDone records the end of a top-level request.
 func (r *runner) rootDone(ref rootRef, o results.Outcome) {

@@ -34,7 +34,27 @@ func (s *PointSampler) Add(p Point) {
 			return
 		}
 	}
+	if len(s.points) == cap(s.points) {
+		s.grow()
+	}
 	s.points = append(s.points, p)
+}
+
+// grow makes room for points four times at a time, and for all of Max
+// once that is near: append's own growth (a quarter at a time for large
+// slices) would allocate about five times the final size on the way to
+// it, and this runs in every run.
+func (s *PointSampler) grow() {
+	n := max(4*cap(s.points), 256)
+	if 4*n >= s.Max {
+		n = s.Max
+	}
+	if n <= cap(s.points) {
+		return // Max is reached: append grows as it likes (Max changed)
+	}
+	p := make([]Point, len(s.points), n)
+	copy(p, s.points)
+	s.points = p
 }
 
 // Points returns the points kept, in the order they were added.

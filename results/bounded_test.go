@@ -31,3 +31,17 @@ func TestCompactSeries(t *testing.T) {
 		t.Errorf("merged %+v", got)
 	}
 }
+
+// Keeping Max points takes a few allocations, not append's growth by a
+// quarter at a time (about five times the final size allocated on the way).
+func TestPointSamplerGrowsInFewSteps(t *testing.T) {
+	allocs := testing.AllocsPerRun(1, func() {
+		s := PointSampler{Max: 20000}
+		for i := range 100000 {
+			s.Add(Point{T: float64(i)})
+		}
+	})
+	if allocs > 5 {
+		t.Fatalf("%v allocations to keep 20,000 points, want at most 5", allocs)
+	}
+}
