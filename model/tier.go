@@ -115,18 +115,26 @@ func newTierRT(r *runner, i int) *tierRT {
 	t.resp = sim.NewHistogram()
 	t.worker = newThreadPool(e, spec.Worker)
 	t.io = newThreadPool(e, spec.IO)
-	onThreads := func() {
-		now := e.Now()
-		t.lvBusy.Set(now, float64(t.worker.busy()+t.io.busy()))
-		t.lvThreads.Set(now, float64(t.worker.threads+t.io.threads))
-		t.lvTQ.Set(now, float64(t.worker.waiting()+t.io.waiting()))
-		t.lvWBusy.Set(now, float64(t.worker.busy()))
-		t.lvWorkers.Set(now, float64(t.worker.threads))
-		t.lvIOBusy.Set(now, float64(t.io.busy()))
-		t.lvIOs.Set(now, float64(t.io.threads))
+	// A pool's busy and waiting threads change on every request, its
+	// thread count seldom (onGrow follows every change of it): each
+	// callback sets only the levels it can change.
+	busy := func(own *level, p *threadPool) func() {
+		return func() {
+			now := e.Now()
+			t.lvBusy.Set(now, float64(t.worker.busy()+t.io.busy()))
+			t.lvTQ.Set(now, float64(t.worker.waiting()+t.io.waiting()))
+			own.Set(now, float64(p.busy()))
+		}
 	}
-	t.worker.s.onChange, t.io.s.onChange = onThreads, onThreads
-	t.worker.onGrow, t.io.onGrow = onThreads, onThreads
+	grown := func(own *level, p *threadPool) func() {
+		return func() {
+			now := e.Now()
+			t.lvThreads.Set(now, float64(t.worker.threads+t.io.threads))
+			own.Set(now, float64(p.threads))
+		}
+	}
+	t.worker.s.onChange, t.io.s.onChange = busy(&t.lvWBusy, t.worker), busy(&t.lvIOBusy, t.io)
+	t.worker.onGrow, t.io.onGrow = grown(&t.lvWorkers, t.worker), grown(&t.lvIOs, t.io)
 	if w := spec.WCF; w != nil {
 		t.calls = newSlots(e, w.MaxCalls)
 		t.sessions = newSlots(e, w.MaxSessions)
