@@ -17,27 +17,42 @@ type PS struct {
 	cores int64
 	v     int64
 	last  Time
-	jobs  []*PSJob // binary min-heap on (finish, seq)
-	seq   uint64
-	next  EventID
+	// heap is a 4-ary min-heap on (finish, seq) of the jobs in service, by
+	// their slot in jobs; pos[slot] is the slot's index in heap. The keys
+	// live in the heap itself, so sifting compares without following a
+	// pointer and moves no pointer (no write barrier).
+	heap []psEntry
+	jobs []*PSJob // by slot; nil when the slot is free
+	pos  []int32
+	free []int32 // free slots
+	seq  uint64
+	next EventID
 	// OnChange, if set, is called after every change in the number of jobs
 	// (for time-weighted utilisation levels).
 	OnChange func(now Time, jobs int)
 }
 
+type psEntry struct {
+	finish int64
+	seq    uint64
+	slot   int32
+}
+
+func (a *psEntry) less(b *psEntry) bool {
+	return a.finish < b.finish || (a.finish == b.finish && a.seq < b.seq)
+}
+
 // PSJob is a job in a PS server. Embed it in the entity that uses the CPU:
 // starting and finishing a job allocates nothing.
 type PSJob struct {
-	finish int64
-	seq    uint64
-	idx    int // heap index, -1 when not in service
-	h      Handler
-	kind   int32
-	arg    any
+	ref  int32 // 1 + its slot in the server while in service; 0 otherwise
+	h    Handler
+	kind int32
+	arg  any
 }
 
 // InService reports whether the job is being served.
-func (j *PSJob) InService() bool { return j.idx >= 0 && j.h != nil }
+func (j *PSJob) InService() bool { return j.ref > 0 && j.h != nil }
 
 // NewPS returns a processor-sharing server with the given number of cores.
 func NewPS(e *Engine, cores int) *PS {
@@ -48,7 +63,7 @@ func NewPS(e *Engine, cores int) *PS {
 }
 
 // Len returns the number of jobs in service.
-func (p *PS) Len() int { return len(p.jobs) }
+func (p *PS) Len() int { return len(p.heap) }
 
 // Cores returns the number of cores.
 func (p *PS) Cores() int { return int(p.cores) }
@@ -61,23 +76,34 @@ func (p *PS) Start(j *PSJob, demand time.Duration, h Handler, kind int32, arg an
 		demand = 0
 	}
 	p.seq++
-	j.finish, j.seq, j.h, j.kind, j.arg = p.v+int64(demand), p.seq, h, kind, arg
-	j.idx = len(p.jobs)
-	p.jobs = append(p.jobs, j)
-	p.up(j.idx)
+	var s int32
+	if n := len(p.free); n > 0 {
+		s = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		s = int32(len(p.jobs))
+		p.jobs = append(p.jobs, nil)
+		p.pos = append(p.pos, 0)
+	}
+	p.jobs[s] = j
+	j.ref, j.h, j.kind, j.arg = s+1, h, kind, arg
+	i := len(p.heap)
+	p.heap = append(p.heap, psEntry{})
+	p.up(i, psEntry{finish: p.v + int64(demand), seq: p.seq, slot: s})
 	p.changed()
 }
 
 // Remove takes j out of service before it completes and returns the work it
 // still needed. Removing a job that is not in service returns 0.
 func (p *PS) Remove(j *PSJob) time.Duration {
-	if !j.InService() || j.idx >= len(p.jobs) || p.jobs[j.idx] != j {
+	if !j.InService() || int(j.ref) > len(p.jobs) || p.jobs[j.ref-1] != j {
 		return 0
 	}
 	p.advance()
-	left := j.finish - p.v
-	p.removeAt(j.idx)
-	j.h, j.arg = nil, nil
+	s := j.ref - 1
+	left := p.heap[p.pos[s]].finish - p.v
+	p.removeAt(int(p.pos[s]))
+	p.drop(j)
 	p.changed()
 	if left < 0 {
 		left = 0
@@ -85,17 +111,25 @@ func (p *PS) Remove(j *PSJob) time.Duration {
 	return time.Duration(left)
 }
 
+// drop frees the slot of a job taken out of the heap.
+func (p *PS) drop(j *PSJob) {
+	s := j.ref - 1
+	p.jobs[s] = nil
+	p.free = append(p.free, s)
+	j.ref, j.h, j.arg = 0, nil, nil
+}
+
 // OnEvent handles the server's own completion event.
 func (p *PS) OnEvent(e *Engine, kind int32, arg any) {
 	p.next = EventID{}
 	p.advance()
-	for len(p.jobs) > 0 && p.jobs[0].finish <= p.v {
-		j := p.jobs[0]
+	for len(p.heap) > 0 && p.heap[0].finish <= p.v {
+		j := p.jobs[p.heap[0].slot]
 		p.removeAt(0)
 		h, k, a := j.h, j.kind, j.arg
-		j.h, j.arg = nil, nil
+		p.drop(j)
 		if p.OnChange != nil {
-			p.OnChange(p.e.now, len(p.jobs))
+			p.OnChange(p.e.now, len(p.heap))
 		}
 		h.OnEvent(e, k, a)
 	}
@@ -106,7 +140,7 @@ func (p *PS) advance() {
 	now := p.e.now
 	dt := int64(now - p.last)
 	p.last = now
-	n := int64(len(p.jobs))
+	n := int64(len(p.heap))
 	if dt <= 0 || n == 0 {
 		return
 	}
@@ -119,7 +153,7 @@ func (p *PS) advance() {
 
 func (p *PS) changed() {
 	if p.OnChange != nil {
-		p.OnChange(p.e.now, len(p.jobs))
+		p.OnChange(p.e.now, len(p.heap))
 	}
 	p.reschedule()
 }
@@ -129,18 +163,18 @@ func (p *PS) changed() {
 // calendar) rather than cancelling it and scheduling another; the order
 // among events at one instant is the same either way.
 func (p *PS) reschedule() {
-	if len(p.jobs) == 0 {
+	if len(p.heap) == 0 {
 		if p.next.Valid() {
 			p.e.Cancel(p.next)
 			p.next = EventID{}
 		}
 		return
 	}
-	r := p.jobs[0].finish - p.v
+	r := p.heap[0].finish - p.v
 	if r < 0 {
 		r = 0
 	}
-	n := int64(len(p.jobs))
+	n := int64(len(p.heap))
 	dt := r
 	if n > p.cores {
 		dt = (r*n + p.cores - 1) / p.cores // ceil: V reaches finish by then
@@ -154,56 +188,72 @@ func (p *PS) reschedule() {
 	p.next = p.e.Schedule(time.Duration(dt), ClassCompletion, p, 0, nil)
 }
 
-func (p *PS) less(a, b *PSJob) bool {
-	return a.finish < b.finish || (a.finish == b.finish && a.seq < b.seq)
-}
-
-func (p *PS) up(i int) {
-	h := p.jobs
+// up puts x, which belongs at or above the hole at i, in its place.
+func (p *PS) up(i int, x psEntry) {
+	h := p.heap
 	for i > 0 {
-		q := (i - 1) / 2
-		if !p.less(h[i], h[q]) {
+		q := (i - 1) / 4
+		if !x.less(&h[q]) {
 			break
 		}
-		h[i], h[q] = h[q], h[i]
-		h[i].idx, h[q].idx = i, q
+		h[i] = h[q]
+		p.pos[h[i].slot] = int32(i)
 		i = q
 	}
+	h[i] = x
+	p.pos[x.slot] = int32(i)
 }
 
-func (p *PS) down(i int) {
-	h := p.jobs
+// down puts x, which belongs at or below the hole at i, in its place.
+func (p *PS) down(i int, x psEntry) {
+	h := p.heap
 	n := len(h)
 	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+		m := 4*i + 1
+		if m >= n {
+			break
 		}
-		m := l
-		if r := l + 1; r < n && p.less(h[r], h[l]) {
-			m = r
+		end := min(m+4, n)
+		for c := m + 1; c < end; c++ {
+			if h[c].less(&h[m]) {
+				m = c
+			}
 		}
-		if !p.less(h[m], h[i]) {
-			return
+		if !h[m].less(&x) {
+			break
 		}
-		h[i], h[m] = h[m], h[i]
-		h[i].idx, h[m].idx = i, m
+		h[i] = h[m]
+		p.pos[h[i].slot] = int32(i)
 		i = m
 	}
+	h[i] = x
+	p.pos[x.slot] = int32(i)
 }
 
 func (p *PS) removeAt(i int) {
-	last := len(p.jobs) - 1
-	j := p.jobs[i]
-	if i != last {
-		p.jobs[i] = p.jobs[last]
-		p.jobs[i].idx = i
+	last := len(p.heap) - 1
+	x := p.heap[last]
+	p.heap = p.heap[:last]
+	if i == last {
+		return
 	}
-	p.jobs[last] = nil
-	p.jobs = p.jobs[:last]
-	if i < last {
-		p.down(i)
-		p.up(i)
+	if x.less(&p.heap[i]) {
+		p.up(i, x)
+	} else {
+		p.down(i, x)
 	}
-	j.idx = -1
+}
+
+// verify checks the heap property and the slots' positions (tests).
+func (p *PS) verify() error {
+	for i := range p.heap {
+		if q := (i - 1) / 4; i > 0 && p.heap[i].less(&p.heap[q]) {
+			return errCalendar("ps: heap invariant broken at index " + itoa(i))
+		}
+		s := p.heap[i].slot
+		if p.pos[s] != int32(i) || p.jobs[s] == nil || p.jobs[s].ref != s+1 {
+			return errCalendar("ps: slot positions broken at index " + itoa(i))
+		}
+	}
+	return nil
 }
