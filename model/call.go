@@ -34,6 +34,9 @@ type callStat struct {
 	// connection wait timeout: fixed delays, so lanes, where the cancellation
 	// of a deadline that did not fire (nearly all of them) costs O(1).
 	deadlines, waitTimeouts *sim.Lane
+	// The call site's fixed delays: the request's and the reply's
+	// transfers, the balancer's latency, a new proxy's handshake.
+	send, recv, lbIn, shake fixedDelay
 
 	lvInUse, lvWaiting                         level
 	wait                                       *sim.Histogram
@@ -137,6 +140,18 @@ func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
 	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == PickRandom {
 		cs.epRnd = r.e.Stream(path + "/endpoint")
 	}
+	cs.send = r.fixedDelay(spec.wire(spec.RequestKB), sim.ClassCompletion)
+	replyKB := spec.ReplyKB
+	if r.top.Tiers[spec.Target].OneWay() {
+		replyKB = 0 // an acknowledgement (replyKB)
+	}
+	recv := spec.wire(replyKB)
+	if f := spec.Farm; f != nil && !spec.PerHost {
+		recv += f.Balancer.Latency
+		cs.lbIn = r.fixedDelay(f.Balancer.Latency, sim.ClassCompletion)
+	}
+	cs.recv = r.fixedDelay(recv, sim.ClassCompletion)
+	cs.shake = r.fixedDelay(time.Duration(2*spec.Binding.SessionRoundTrips)*spec.Network.Latency, sim.ClassCompletion)
 	if spec.Timeout > 0 {
 		cs.deadlines = r.e.NewLane(spec.Timeout, sim.ClassTimeout)
 	}
@@ -747,7 +762,7 @@ func (c *call) advance() {
 				c.addFact = c.build.Add
 				b := &c.spec.Binding
 				if b.NegotiationLegs == 0 {
-					c.handshake = time.Duration(2*b.SessionRoundTrips) * c.spec.Network.Latency
+					c.handshake = c.cs.shake.d
 				}
 				if cost := c.build.Cost(&c.spec.Proxy) + b.SessionCPU; c.clientCPU && cost > 0 {
 					c.callerCPU(cost)
@@ -763,7 +778,7 @@ func (c *call) advance() {
 			}
 			if c.handshake > 0 {
 				c.phaseAt = c.r.e.Now()
-				c.timer = c.r.e.Schedule(c.handshake, sim.ClassCompletion, c, ckTimer, nil)
+				c.timer = c.cs.shake.schedule(c.r.e, c, ckTimer)
 				return
 			}
 		case cpConn:
@@ -807,9 +822,9 @@ func (c *call) advance() {
 				return
 			}
 		case cpSend:
-			if d := c.spec.wire(c.spec.RequestKB); d > 0 {
+			if f := c.cs.send; f.d > 0 {
 				c.phaseAt = c.r.e.Now()
-				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
+				c.timer = f.schedule(c.r.e, c, ckTimer)
 				return
 			}
 		case cpBalance:
@@ -830,9 +845,9 @@ func (c *call) advance() {
 				c.holdLB = true
 			}
 		case cpLBIn:
-			if f := c.spec.Farm; f != nil && !c.spec.PerHost && f.Balancer.Latency > 0 {
+			if f := c.cs.lbIn; f.d > 0 {
 				c.phaseAt = c.r.e.Now()
-				c.timer = c.r.e.Schedule(f.Balancer.Latency, sim.ClassCompletion, c, ckTimer, nil)
+				c.timer = f.schedule(c.r.e, c, ckTimer)
 				return
 			}
 		case cpServer:
@@ -857,13 +872,9 @@ func (c *call) advance() {
 			t.arrive(j)
 			return
 		case cpRecv:
-			d := c.spec.wire(c.replyKB())
-			if f := c.spec.Farm; f != nil && !c.spec.PerHost {
-				d += f.Balancer.Latency
-			}
-			if d > 0 {
+			if f := c.cs.recv; f.d > 0 {
 				c.phaseAt = c.r.e.Now()
-				c.timer = c.r.e.Schedule(d, sim.ClassCompletion, c, ckTimer, nil)
+				c.timer = f.schedule(c.r.e, c, ckTimer)
 				return
 			}
 		case cpDecode:

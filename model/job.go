@@ -469,8 +469,12 @@ func (j *job) runStep() bool {
 		j.useCPU(t.demandSampler[j.step].Sample())
 		return false
 	case StepWait:
-		d := t.demandSampler[j.step].Sample()
 		j.phaseAt = t.r.e.Now()
+		if t.waitFixed != nil && t.waitFixed[j.step].d > 0 {
+			j.timer = t.waitFixed[j.step].schedule(t.r.e, j, jkWaitDone)
+			return false
+		}
+		d := t.demandSampler[j.step].Sample()
 		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
 		return false
 	case StepLock:

@@ -14,12 +14,16 @@ type loadRT struct {
 	spec   *Load
 	target int
 
-	users    []*user // all users ever started, in order
-	active   int     // users wanted now
-	think    sim.Sampler
-	arrive   *sim.Stream
-	shape    sim.Sampler
-	hasShape bool
+	users  []*user // all users ever started, in order
+	active int     // users wanted now
+	think  sim.Sampler
+	// thinkConst, for a constant think time, schedules every user's think
+	// in one lane.
+	thinkFixed fixedDelay
+	thinkConst bool
+	arrive     *sim.Stream
+	shape      sim.Sampler
+	hasShape   bool
 
 	generated int64
 	openLive  int64
@@ -48,6 +52,9 @@ func newLoadRT(r *runner) *loadRT {
 		l.think = l.spec.Think.Sampler(r.e.Stream("load/think"))
 	} else {
 		l.think = sim.Const(0).Sampler(r.e.Stream("load/think"))
+	}
+	if d, ok := l.think.Const(); ok {
+		l.thinkFixed, l.thinkConst = r.fixedDelay(d, sim.ClassArrival), true
 	}
 	l.arrive = r.e.Stream("load/arrivals")
 	if !l.spec.Interarrival.IsZero() {
@@ -163,6 +170,10 @@ func (l *loadRT) setUsers(want int) {
 }
 
 func (u *user) think() {
+	if u.l.thinkConst {
+		u.thinkEv = u.l.thinkFixed.schedule(u.l.r.e, u, ukThinkDone)
+		return
+	}
 	u.thinkEv = u.l.r.e.Schedule(u.l.think.Sample(), sim.ClassArrival, u, ukThinkDone, nil)
 }
 

@@ -168,6 +168,8 @@ type runner struct {
 	// factoryCaches are the callers' ChannelFactory caches (call.go).
 	factoryCaches []factoryCacheOf
 
+	lanes map[laneKey]*sim.Lane // fixed delays (fixedDelay)
+
 	// Free lists: requests, calls and roots are recycled so that a long
 	// run allocates nothing per request once warm (see release points).
 	freeJobs  []*job
@@ -416,6 +418,53 @@ func LatencySummary(h *sim.Histogram) (results.Latency, []float64) {
 		out[i] = d.Seconds()
 	}
 	return l, out
+}
+
+// ---------------------------------------------------------------------------
+// fixed delays
+
+// fixedDelay is a delay that is the same every time (a constant think
+// time, a call site's transfer time): its events wait in a lane of the
+// calendar rather than in its heap (sim.Lane), and run in the same order
+// as they would from the heap.
+type fixedDelay struct {
+	d     time.Duration
+	class sim.Class
+	lane  *sim.Lane // nil for a zero delay, or with lanes off
+}
+
+type laneKey struct {
+	d     time.Duration
+	class sim.Class
+}
+
+// useLanes is off only in the test that checks that lanes change nothing.
+var useLanes = true
+
+// fixedDelay returns the fixed delay d in class, sharing one lane among
+// every use of the same (d, class).
+func (r *runner) fixedDelay(d time.Duration, class sim.Class) fixedDelay {
+	f := fixedDelay{d: max(d, 0), class: class}
+	if f.d == 0 || !useLanes {
+		return f
+	}
+	k := laneKey{d, class}
+	if f.lane = r.lanes[k]; f.lane == nil {
+		if r.lanes == nil {
+			r.lanes = map[laneKey]*sim.Lane{}
+		}
+		f.lane = r.e.NewLane(d, class)
+		r.lanes[k] = f.lane
+	}
+	return f
+}
+
+// schedule arranges for h.OnEvent(e, kind, nil) to run the delay from now.
+func (f fixedDelay) schedule(e *sim.Engine, h sim.Handler, kind int32) sim.EventID {
+	if f.lane != nil {
+		return f.lane.Schedule(h, kind, nil)
+	}
+	return e.Schedule(f.d, f.class, h, kind, nil)
 }
 
 // ---------------------------------------------------------------------------

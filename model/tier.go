@@ -54,6 +54,7 @@ type tierRT struct {
 	execTick sim.EventID
 
 	demandSampler []sim.Sampler // per step, CPU and wait demands
+	waitFixed     []fixedDelay  // per step, a constant wait (d = 0: not constant)
 
 	out []*callStat // calls made from this tier
 
@@ -163,6 +164,12 @@ func newTierRT(r *runner, i int) *tierRT {
 				d = d.Scale(spec.CostMultiplier)
 			}
 			t.demandSampler[si] = d.Sampler(e.Stream(fmtPath("tier", spec.Name, "step", si, st.Kind.String())))
+			if c, ok := t.demandSampler[si].Const(); ok && c > 0 && st.Kind == StepWait {
+				if t.waitFixed == nil {
+					t.waitFixed = make([]fixedDelay, len(spec.Steps))
+				}
+				t.waitFixed[si] = r.fixedDelay(c, sim.ClassCompletion)
+			}
 		}
 	}
 	return t

@@ -766,6 +766,10 @@ type Sampler struct {
 	stream *Stream
 }
 
+// Const reports whether every draw is the same span, and which: a
+// constant's draws may be scheduled in a Lane.
+func (s *Sampler) Const() (time.Duration, bool) { return s.c, s.fam == famConst }
+
 // Sample draws the next span. It never returns a negative span and
 // allocates nothing. Const draws no random numbers; normal redraws until it
 // gets a value >= 0 (at most twice on average, since mean >= 0).

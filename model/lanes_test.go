@@ -1,0 +1,46 @@
+package model
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tsim-dev/tsim/sim"
+)
+
+// Fixed delays (constant think times and waits, a call site's transfers,
+// handshakes) wait in the calendar's lanes rather than its heap
+// (fixedDelay). Lanes keep every event's place among the others, so a run
+// with them is the run without them: the same trace of events and the same
+// result, field for field. The topology has a constant of every kind, and
+// client timeouts that fire.
+func TestLanesChangeNothing(t *testing.T) {
+	top := pipelineTopology(3*time.Second, 10*time.Minute)
+	top.Load.Think = sim.Const(200 * time.Millisecond)
+	link := Network{Latency: time.Millisecond, Bandwidth: 1 << 20}
+	top.Load.Call.Network = link
+	top.Load.Call.Binding.SessionRoundTrips = 2
+	top.Load.Call.Proxy.Kind = ProxyPerCall
+	top.Load.Call.RequestKB, top.Load.Call.ReplyKB = 2, 5
+	fe := top.Tiers[0].Steps[0].Call
+	fe.Network = link
+	fe.ReplyKB = 20
+	top.Tiers[1].Steps[1].Demand = sim.Const(100 * time.Millisecond)
+
+	results := make([]any, 2)
+	for i, lanes := range []bool{false, true} {
+		useLanes = lanes
+		res, err := Run(top, Options{Seed: 7})
+		useLanes = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests.TimedOut == 0 || res.Requests.Completed == 0 {
+			t.Fatalf("lanes %v: %+v, want both completions and timeouts", lanes, res.Requests)
+		}
+		results[i] = res
+	}
+	if !reflect.DeepEqual(results[0], results[1]) {
+		t.Fatal("the run with lanes differs from the run without")
+	}
+}
