@@ -143,7 +143,7 @@ func (r *runner) newCallStat(spec *Call, from *tierRT, rep int) *callStat {
 	cs.send = r.fixedDelay(spec.wire(spec.RequestKB), sim.ClassCompletion)
 	replyKB := spec.ReplyKB
 	if r.top.Tiers[spec.Target].OneWay() {
-		replyKB = 0 // an acknowledgement (replyKB)
+		replyKB = 0 // the reply of a one-way call is an acknowledgement, no message
 	}
 	recv := spec.wire(replyKB)
 	if f := spec.Farm; f != nil && !spec.PerHost {
@@ -911,14 +911,6 @@ func (c *call) advance() {
 // oneWay reports whether the call's target operation is one-way: its
 // answer is the transport's acknowledgement (HTTP 202), no reply message.
 func (c *call) oneWay() bool { return c.r.top.Tiers[c.spec.Target].OneWay() }
-
-// replyKB is the payload of the call's reply: none for a one-way call.
-func (c *call) replyKB() float64 {
-	if c.oneWay() {
-		return 0
-	}
-	return c.spec.ReplyKB
-}
 
 // sendMsg sends one of the proxy's own messages (a negotiation leg, its
 // close) to the target; serverDone takes the answer.
