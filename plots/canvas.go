@@ -37,6 +37,7 @@ type rgbaCanvas struct {
 	stack   []strokeState // saved by Push
 	z       vector.Rasterizer
 	mask    image.Alpha // a shape's coverage
+	shapes  shapes      // a stroke's outline
 	faces   map[faceKey]font.Face
 	glyphs  map[glyphKey]*glyph
 	stamps  map[stampKey]*image.Alpha
@@ -201,8 +202,9 @@ func (c *rgbaCanvas) Stroke(p vg.Path) {
 		c.Canvas.Stroke(p)
 		return
 	}
-	var shapes [][]point
 	w := c.st.width / 2
+	sh := &c.shapes
+	sh.pts, sh.ends = sh.pts[:0], sh.ends[:0]
 	for i, pl := range c.polys {
 		pl = dropRepeats(pl)
 		if len(pl) < 2 {
@@ -212,10 +214,10 @@ func (c *rgbaCanvas) Stroke(p vg.Path) {
 			pl = append(pl, pl[0]) // the closing segment; its join is drawn as the last
 		}
 		for _, piece := range dash(pl, c.st.dashes, c.st.dashOffs) {
-			shapes = strokeOutline(shapes, piece, w, closed[i] && len(c.st.dashes) == 0)
+			sh.strokeOutline(piece, w, closed[i] && len(c.st.dashes) == 0)
 		}
 	}
-	c.fillPolys(shapes)
+	c.fill(sh)
 }
 
 // dropRepeats removes consecutive repeated points.
@@ -286,15 +288,27 @@ func dash(pl []point, pattern []float64, offs float64) [][]point {
 	return pieces
 }
 
-// strokeOutline appends the shapes whose union is the stroke of a polyline
-// of half-width w with butt caps and round joins: a rectangle for each
+// shapes are polygons, one after the other in pts; ends[i] is where
+// polygon i ends.
+type shapes struct {
+	pts  []point
+	ends []int
+}
+
+func (sh *shapes) add(pts ...point) {
+	sh.pts = append(sh.pts, pts...)
+	sh.ends = append(sh.ends, len(sh.pts))
+}
+
+// strokeOutline adds the shapes whose union is the stroke of a polyline of
+// half-width w with butt caps and round joins: a rectangle for each
 // segment and, at each join (and, closed, at the first point too), the
 // wedge of a disc that rounds the outer side of the turn. Shapes that meet
 // along an edge share it exactly, so that x/image/vector, which adds up
 // coverage, draws edges as sharp as one shape's: a whole disc at each join
 // would run its edge beside the rectangles' and make a line of short
 // segments look bold.
-func strokeOutline(shapes [][]point, pl []point, w float64, closed bool) [][]point {
+func (sh *shapes) strokeOutline(pl []point, w float64, closed bool) {
 	var prev point // the previous segment's unit direction
 	for i := 1; i < len(pl); i++ {
 		p, q := pl[i-1], pl[i]
@@ -305,9 +319,9 @@ func strokeOutline(shapes [][]point, pl []point, w float64, closed bool) [][]poi
 		}
 		ux, uy := dx/l, dy/l
 		nx, ny := -uy*w, ux*w
-		shapes = append(shapes, []point{{p.x + nx, p.y + ny}, {p.x - nx, p.y - ny}, {q.x - nx, q.y - ny}, {q.x + nx, q.y + ny}})
+		sh.add(point{p.x + nx, p.y + ny}, point{p.x - nx, p.y - ny}, point{q.x - nx, q.y - ny}, point{q.x + nx, q.y + ny})
 		if i > 1 {
-			shapes = appendJoin(shapes, p, prev, point{ux, uy}, w)
+			sh.join(p, prev, point{ux, uy}, w)
 		}
 		prev = point{ux, uy}
 	}
@@ -315,60 +329,59 @@ func strokeOutline(shapes [][]point, pl []point, w float64, closed bool) [][]poi
 		// The join at the first point, between the last segment and the first.
 		p, q := pl[0], pl[1]
 		if l := math.Hypot(q.x-p.x, q.y-p.y); l > 0 {
-			shapes = appendJoin(shapes, p, prev, point{(q.x - p.x) / l, (q.y - p.y) / l}, w)
+			sh.join(p, prev, point{(q.x - p.x) / l, (q.y - p.y) / l}, w)
 		}
 	}
-	return shapes
 }
 
-// appendJoin appends the round join at q of a segment in unit direction a
-// and the next in unit direction b: the wedge of the disc of radius w on
-// the outer side of the turn.
-func appendJoin(shapes [][]point, q, a, b point, w float64) [][]point {
+// join adds the round join at q of a segment in unit direction a and the
+// next in unit direction b: the wedge of the disc of radius w on the outer
+// side of the turn.
+func (sh *shapes) join(q, a, b point, w float64) {
 	cross := a.x*b.y - a.y*b.x
 	dot := a.x*b.x + a.y*b.y
 	if math.Abs(cross) < 1e-9 && dot > 0 {
-		return shapes // straight on
+		return // straight on
 	}
 	// The outer side: the normal (−a.y, a.x) turns away from the turn.
+	// The wedge turns with the segment, from this normal to the next's
+	// (back the way it came: the half disc ahead of the segment).
 	s := 1.0
 	if cross > 0 {
 		s = -1
 	}
-	a1 := math.Atan2(s*a.x, -s*a.y)
-	sweep := math.Atan2(s*b.x, -s*b.y) - a1
-	for sweep > math.Pi {
-		sweep -= 2 * math.Pi
-	}
-	for sweep < -math.Pi {
-		sweep += 2 * math.Pi
-	}
+	vx, vy := -s*a.y*w, s*a.x*w
+	sweep := math.Atan2(cross, dot)
 	if math.Abs(cross) < 1e-9 {
-		// Back the way it came: the half disc ahead of the segment.
-		mid := a1 + sweep/2
-		if math.Cos(mid)*a.x+math.Sin(mid)*a.y < 0 {
-			sweep -= math.Copysign(2*math.Pi, sweep)
-		}
+		sweep = -s * math.Pi
 	}
 	n := arcSegments(w, sweep)
-	wedge := make([]point, 0, n+2)
-	wedge = append(wedge, q)
+	sin, cos := math.Sincos(sweep / float64(n))
+	sh.pts = append(sh.pts, q)
 	for j := 0; j <= n; j++ {
-		t := a1 + sweep*float64(j)/float64(n)
-		wedge = append(wedge, point{q.x + w*math.Cos(t), q.y + w*math.Sin(t)})
+		sh.pts = append(sh.pts, point{q.x + vx, q.y + vy})
+		vx, vy = vx*cos-vy*sin, vx*sin+vy*cos
 	}
-	return append(shapes, wedge)
+	sh.ends = append(sh.ends, len(sh.pts))
 }
 
-// fillPolys fills the union of polygons with the current colour (nonzero
-// winding: the polygons must wind one way), on a raster the size of their
-// bounds.
+// fillPolys fills the union of polygons (see fill).
 func (c *rgbaCanvas) fillPolys(polys [][]point) {
-	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	sh := &c.shapes
+	sh.pts, sh.ends = sh.pts[:0], sh.ends[:0]
 	for _, pl := range polys {
-		for _, q := range pl {
-			x0, y0, x1, y1 = min(x0, q.x), min(y0, q.y), max(x1, q.x), max(y1, q.y)
-		}
+		sh.add(pl...)
+	}
+	c.fill(sh)
+}
+
+// fill fills the union of sh's polygons with the current colour (nonzero
+// winding: each is turned to wind the same way), on a raster the size of
+// their bounds.
+func (c *rgbaCanvas) fill(sh *shapes) {
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, q := range sh.pts {
+		x0, y0, x1, y1 = min(x0, q.x), min(y0, q.y), max(x1, q.x), max(y1, q.y)
 	}
 	b := c.img.Bounds()
 	r := image.Rect(int(math.Floor(max(x0, -1))), int(math.Floor(max(y0, -1))), int(math.Ceil(min(x1, float64(b.Max.X)+1))), int(math.Ceil(min(y1, float64(b.Max.Y)+1)))).Intersect(b)
@@ -379,7 +392,10 @@ func (c *rgbaCanvas) fillPolys(polys [][]point) {
 	z.Reset(r.Dx(), r.Dy())
 	z.DrawOp = imagedraw.Src
 	ox, oy := float64(r.Min.X), float64(r.Min.Y)
-	for _, pl := range polys {
+	start := 0
+	for _, end := range sh.ends {
+		pl := sh.pts[start:end]
+		start = end
 		if len(pl) < 3 {
 			continue
 		}
