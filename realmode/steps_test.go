@@ -34,8 +34,12 @@ const t0 = 2 * time.Second
 // leave is when the users leave after their request (retired while busy,
 // they finish it first): late enough that no scheduling delay of the real
 // executor makes it come before their request, early enough that a user
-// whose request ended at once does not send another.
-const leave = 400 * time.Millisecond
+// whose request ended at once does not send another: halfway between
+// the two, so that a timer late by up to t0/2 of simulated time (50 ms of
+// real time at stepScale) on either side changes nothing. (At 400 ms, 20
+// ms of real time, a busy machine retired all four users of a burst
+// before they sent, one run in a hundred.)
+const leave = t0 / 2
 
 // burst builds a topology where n users each send one request at t0 and
 // then leave; it runs until t0 + horizon.
