@@ -66,18 +66,17 @@ func TestLockResumesOnAFreedThread(t *testing.T) {
 	expect(t, "latencies", got, "3 4")
 }
 
-func TestPerSessionLockAfterDecode(t *testing.T) {
+func TestPerSessionChannelOneAtATime(t *testing.T) {
 	// PerSession on a sessionful binding with one shared proxy: one
-	// session, one instance lock. The front end encodes the three calls
-	// (100–102), the service decodes them together (102–104) and runs
-	// them one at a time under the session's lock.
+	// session, whose channel WCF reads one message at a time (PhaseChannel,
+	// before decoding, unlike a singleton's lock). The front end encodes
+	// the three calls (100–102); the service decodes and runs them one
+	// after the other: 102–105, 105–108, 108–111.
 	svc := tier("svc", cpu(time.Second))
 	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: PerSession, Concurrency: ConcurrencySingle}
-	be := svc
 	fe := tier("fe", callTo(1, Call{Proxy: Proxy{Kind: ProxyShared}, Binding: Binding{Name: "netTcp", Sessionful: true, CPUPerKB: 2 * time.Second}, RequestKB: 1}))
-	fe.Cores = 8
-	got, _ := outcomes(t, burst(3, 0, fe, be))
-	expect(t, "latencies", got, "5 6 7")
+	got, _ := outcomes(t, burst(3, 0, fe, svc))
+	expect(t, "latencies", got, "5 8 11")
 }
 
 func TestInstanceCreationCost(t *testing.T) {

@@ -79,6 +79,7 @@ const (
 	jpSession   = PhaseSession
 	jpInstance  = PhaseInstance
 	jpCallSlot  = PhaseCallSlot
+	jpChannel   = PhaseChannel
 	jpConc      = PhaseConcurrency
 	jpActivate  = PhaseActivate
 	jpGate      = PhaseGate
@@ -272,13 +273,13 @@ func (j *job) grantedPhase() {
 		}
 	case jpCallSlot:
 		j.holdCall = true
-	case jpConc:
+	case jpChannel, jpConc:
 		j.holdConc = true
 	case jpGate:
 		j.holdGates++
 	case jpThread:
 		j.holdThread = true
-		if j.t.execPhase == jpThread && j.concLock() == nil {
+		if j.t.execPhase == jpThread && j.t.concLock == nil {
 			j.startExec()
 		}
 	case jpSteps:
@@ -367,8 +368,17 @@ func (j *job) advance() {
 				}
 				j.holdCall = true
 			}
+		case jpChannel:
+			if t.concLock == nil {
+				if l := j.concLock(); l != nil {
+					if !j.wait(l, bdLock) {
+						return
+					}
+					j.holdConc = true
+				}
+			}
 		case jpConc:
-			if l := j.concLock(); l != nil {
+			if l := t.concLock; l != nil {
 				if !j.wait(l, bdLock) {
 					j.pause()
 					return
@@ -402,8 +412,8 @@ func (j *job) advance() {
 				}
 				j.holdThread = true
 			}
-			if t.execPhase == jpThread && j.concLock() == nil {
-				j.startExec() // else once past the instance lock (lockedIn)
+			if t.execPhase == jpThread && t.concLock == nil {
+				j.startExec() // else once past the singleton's lock (lockedIn)
 			}
 		case jpDecode:
 			need := j.extraCPU

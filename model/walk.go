@@ -37,10 +37,16 @@ const (
 	PhaseInstance
 	// PhaseCallSlot: a MaxConcurrentCalls slot.
 	PhaseCallSlot
-	// PhaseConcurrency: the instance lock of ConcurrencyMode Single or
-	// Reentrant, taken after the message was decoded (see Walk). A
-	// request that must wait for it gives its thread back meanwhile and
-	// takes one again once it holds the lock.
+	// PhaseChannel: a session's PerSession instance with ConcurrencyMode
+	// Single or Reentrant, one call at a time, taken before the message
+	// is decoded: WCF does not pump such a channel concurrently
+	// (ConcurrencyBehavior.IsConcurrent is false with a session), so the
+	// session's next message is read only once the call before it ended.
+	PhaseChannel
+	// PhaseConcurrency: the singleton's lock (InstanceContextMode Single,
+	// ConcurrencyMode Single or Reentrant), taken after the message was
+	// decoded (see Walk). A request that must wait for it gives its thread
+	// back meanwhile and takes one again once it holds the lock.
 	PhaseConcurrency
 	// PhaseActivate: CPU to create the service instance, when this call
 	// is the one that creates it (WCF.InstanceCPU; WCF's
@@ -76,7 +82,7 @@ const (
 	PhaseSessionClose
 )
 
-var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "concurrency", "activate", "gate", "thread", "decode", "accept", "steps", "encode", "done", "negotiate", "session-close"}
+var phaseNames = [...]string{"admission", "worker", "session", "instance", "call-slot", "channel", "concurrency", "activate", "gate", "thread", "decode", "accept", "steps", "encode", "done", "negotiate", "session-close"}
 
 func (k PhaseKind) String() string { return phaseNames[k] }
 
@@ -89,7 +95,7 @@ type Phase struct {
 // Walk returns the phases a request of the tier takes, in order, from
 // PhaseAdmission to PhaseDone. Executors compute it once per run.
 //
-// A WCF service takes its instance lock after decoding the request and
+// A WCF singleton takes its instance lock after decoding the request and
 // keeps it until the reply has been sent, as WCF's dispatcher does
 // (ImmutableDispatchRuntime, .NET 3.0–4.8): the channel and the message
 // encoder read the message before the ChannelHandler takes the call
@@ -99,6 +105,10 @@ type Phase struct {
 // ProcessMessage9 encodes and sends the reply, and ProcessMessageCleanup
 // releases the lock (UnlockInstance) after that. So decoding runs outside
 // the lock, in parallel with the call holding it, and encoding inside.
+// On a sessionful channel with ConcurrencyMode Single or Reentrant WCF
+// reads one message at a time (ProcessMessage41 starts the next receive
+// only for a concurrent channel): a PerSession instance's calls are
+// serialised decoding included (PhaseChannel).
 func (t *Tier) Walk() []Phase {
 	w := make([]Phase, 0, 12+len(t.Gates))
 	w = append(w, Phase{Kind: PhaseAdmission})
@@ -106,7 +116,7 @@ func (t *Tier) Walk() []Phase {
 		w = append(w, Phase{Kind: PhaseWorker})
 	}
 	if t.WCF != nil {
-		w = append(w, Phase{Kind: PhaseSession}, Phase{Kind: PhaseInstance}, Phase{Kind: PhaseCallSlot})
+		w = append(w, Phase{Kind: PhaseSession}, Phase{Kind: PhaseInstance}, Phase{Kind: PhaseCallSlot}, Phase{Kind: PhaseChannel})
 	}
 	for i := range t.Gates {
 		w = append(w, Phase{Kind: PhaseGate, Gate: i})

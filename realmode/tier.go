@@ -1035,12 +1035,24 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			return results.Failed, true
 		}
 		j.holdCall = true
+	case model.PhaseChannel:
+		// A session's PerSession instance, one call at a time, before
+		// decoding (model.Tier.Walk).
+		if t.concLock == nil {
+			j.conc = j.concLockOf()
+			if l := j.conc; l != nil {
+				if err := j.waitFor(bdLock, j.queue(l)); err != nil {
+					return results.Failed, true
+				}
+				j.holdConc = true
+			}
+		}
 	case model.PhaseConcurrency:
-		// Taken after decoding (model.Tier.Walk); a request that finds the
-		// lock taken is paused without its thread (model job.pause) and
-		// takes one again once it holds the lock.
-		j.conc = j.concLockOf()
-		if l := j.conc; l != nil {
+		// The singleton's lock, taken after decoding (model.Tier.Walk); a
+		// request that finds it taken is paused without its thread (model
+		// job.pause) and takes one again once it holds the lock.
+		if l := t.concLock; l != nil {
+			j.conc = l
 			lw := l.begin()
 			paused := false
 			if lw != nil {
@@ -1098,7 +1110,7 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			}
 			j.holdThread = true
 		}
-		if !t.aspnet && (!t.wcf || j.concLockOf() == nil) {
+		if !t.aspnet && t.concLock == nil {
 			j.startExec() // elsewhere: on the thread its operation runs on (once past its instance lock, if it takes one)
 		}
 	case model.PhaseNegotiate:
