@@ -503,6 +503,11 @@ func (t *tierRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-acked:
 			o = results.Completed
 		case o = <-done:
+			select {
+			case <-acked:
+				o = results.Completed // answered before its operation ended
+			default:
+			}
 		}
 	} else {
 		o = t.serve(j)
