@@ -147,7 +147,7 @@ func TestStoryProxyLifecycle(t *testing.T) {
 // calibrated to them, so they hold by construction); wsHttp far below;
 // netTcp and named pipes on top (seed 004, Snyder).
 func TestStoryBindingsAndEncoders(t *testing.T) {
-	runs := runStory(t, "bindings-and-encoders.toml", 30*time.Second)
+	runs := runStory(t, "bindings-and-encoders.toml", 0)
 	storyCClean(t, runs)
 	get := func(binding, kb string) *results.Run {
 		return storyCRun(t, runs, binding+" load.call.reply_kb="+kb)
