@@ -12,7 +12,12 @@
 // the two apart (Result.LoadS, Result.WallS): pipeline-10h (the pipeline
 // for ten simulated hours) and crack-throttling (the story's system).
 // RunExperiment does the same for any experiment file; BenchmarkExperiments
-// runs it over the shipped experiments.
+// runs it over the shipped experiments. RunWhole runs a file as `tsim run`
+// does, output files included, and times the simulation and the writing of
+// the files apart (wall and CPU seconds): `tsim bench --model run:pipeline`
+// and run:crack-throttling, and BenchmarkRun over the shipped
+// experiments/pipeline.toml and crack-throttling.toml, report them, so
+// that output that grows to dominate a run shows.
 //
 // Run measures one model with the wall clock; `go test -bench . ./bench/`
 // and `tsim bench` use it. Unlike sim and model, this package may read the
