@@ -160,3 +160,16 @@ func TestAnalyseInstanceLockAndOneWay(t *testing.T) {
 		t.Errorf("one-way: CPU %v a request, want 6s (no reply to encode)", h)
 	}
 }
+
+func TestReentrantSessionDecodesOutsideItsLock(t *testing.T) {
+	// ConcurrencyMode Reentrant: the session's channel is pumped
+	// concurrently (only Single with a session is not), so the three calls
+	// decode together (102–104) and then take the session's instance lock
+	// one at a time: 105, 106, 107. Single gives 5 8 11
+	// (TestPerSessionChannelOneAtATime).
+	svc := tier("svc", cpu(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: PerSession, Concurrency: ConcurrencyReentrant}
+	fe := tier("fe", callTo(1, Call{Proxy: Proxy{Kind: ProxyShared}, Binding: Binding{Name: "netTcp", Sessionful: true, CPUPerKB: 2 * time.Second}, RequestKB: 1}))
+	got, _ := outcomes(t, burst(3, 0, fe, svc))
+	expect(t, "latencies", got, "5 6 7")
+}

@@ -279,7 +279,7 @@ func (j *job) grantedPhase() {
 		j.holdGates++
 	case jpThread:
 		j.holdThread = true
-		if j.t.execPhase == jpThread && j.t.concLock == nil {
+		if j.t.execPhase == jpThread && j.lockAfterDecode() == nil {
 			j.startExec()
 		}
 	case jpSteps:
@@ -369,16 +369,14 @@ func (j *job) advance() {
 				j.holdCall = true
 			}
 		case jpChannel:
-			if t.concLock == nil {
-				if l := j.concLock(); l != nil {
-					if !j.wait(l, bdLock) {
-						return
-					}
-					j.holdConc = true
+			if l := j.lockBeforeDecode(); l != nil {
+				if !j.wait(l, bdLock) {
+					return
 				}
+				j.holdConc = true
 			}
 		case jpConc:
-			if l := t.concLock; l != nil {
+			if l := j.lockAfterDecode(); l != nil {
 				if !j.wait(l, bdLock) {
 					j.pause()
 					return
@@ -412,8 +410,8 @@ func (j *job) advance() {
 				}
 				j.holdThread = true
 			}
-			if t.execPhase == jpThread && t.concLock == nil {
-				j.startExec() // else once past the singleton's lock (lockedIn)
+			if t.execPhase == jpThread && j.lockAfterDecode() == nil {
+				j.startExec() // else once past its instance lock (lockedIn)
 			}
 		case jpDecode:
 			need := j.extraCPU
@@ -598,6 +596,30 @@ func (j *job) cpuDone(now sim.Time) {
 	if j.orphaned() && j.t.r.measuring {
 		j.t.wasted += j.cpuNeed
 	}
+}
+
+// lockBeforeDecode is the instance lock the job takes before decoding
+// (PhaseChannel): a session's PerSession instance with ConcurrencyMode
+// Single, whose channel WCF reads one message at a time.
+// lockAfterDecode is the one it takes after (PhaseConcurrency): the
+// singleton's, or a session's with ConcurrencyMode Reentrant (a
+// concurrent channel: ConcurrencyBehavior.IsConcurrent is false only for
+// Single with a session).
+func (j *job) lockBeforeDecode() *slots {
+	if j.t.concLock != nil || j.t.spec.WCF.Concurrency != ConcurrencySingle {
+		return nil
+	}
+	return j.concLock()
+}
+
+func (j *job) lockAfterDecode() *slots {
+	if j.t.concLock != nil {
+		return j.t.concLock
+	}
+	if w := j.t.spec.WCF; w == nil || w.Concurrency != ConcurrencyReentrant {
+		return nil
+	}
+	return j.concLock()
 }
 
 func (j *job) concLock() *slots {

@@ -38,14 +38,17 @@ const (
 	// PhaseCallSlot: a MaxConcurrentCalls slot.
 	PhaseCallSlot
 	// PhaseChannel: a session's PerSession instance with ConcurrencyMode
-	// Single or Reentrant, one call at a time, taken before the message
-	// is decoded: WCF does not pump such a channel concurrently
-	// (ConcurrencyBehavior.IsConcurrent is false with a session), so the
-	// session's next message is read only once the call before it ended.
+	// Single, one call at a time, taken before the message is decoded:
+	// WCF does not pump such a channel concurrently
+	// (ConcurrencyBehavior.IsConcurrent is false for Single with a
+	// session), so the session's next message is read only once the call
+	// before it ended.
 	PhaseChannel
-	// PhaseConcurrency: the singleton's lock (InstanceContextMode Single,
-	// ConcurrencyMode Single or Reentrant), taken after the message was
-	// decoded (see Walk). A request that must wait for it gives its thread
+	// PhaseConcurrency: an instance lock taken after the message was
+	// decoded (see Walk): the singleton's (InstanceContextMode Single,
+	// ConcurrencyMode Single or Reentrant), or a session's PerSession
+	// instance's with ConcurrencyMode Reentrant (its channel is pumped
+	// concurrently). A request that must wait for it gives its thread
 	// back meanwhile and takes one again once it holds the lock.
 	PhaseConcurrency
 	// PhaseActivate: CPU to create the service instance, when this call
@@ -105,10 +108,11 @@ type Phase struct {
 // ProcessMessage9 encodes and sends the reply, and ProcessMessageCleanup
 // releases the lock (UnlockInstance) after that. So decoding runs outside
 // the lock, in parallel with the call holding it, and encoding inside.
-// On a sessionful channel with ConcurrencyMode Single or Reentrant WCF
-// reads one message at a time (ProcessMessage41 starts the next receive
-// only for a concurrent channel): a PerSession instance's calls are
-// serialised decoding included (PhaseChannel).
+// On a sessionful channel with ConcurrencyMode Single WCF reads one
+// message at a time (ProcessMessage41 starts the next receive only for a
+// concurrent channel): a PerSession instance's calls are serialised
+// decoding included (PhaseChannel). (WCF does so for PerCall too; tsim
+// does not serialise a PerCall service's sessions.)
 func (t *Tier) Walk() []Phase {
 	w := make([]Phase, 0, 12+len(t.Gates))
 	w = append(w, Phase{Kind: PhaseAdmission})

@@ -70,3 +70,11 @@ func TestStepPerSessionChannelOneAtATime(t *testing.T) {
 	fe := tier("fe", 8, callStep(1, model.Call{Proxy: model.Proxy{Kind: model.ProxyShared}, Binding: model.Binding{Name: "netTcp", Sessionful: true, CPUPerKB: 2 * time.Second}, RequestKB: 1}))
 	table(t, "a session's channel", burst(3, 0, 13*time.Second, fe, svc), "5 8 11", Options{})
 }
+
+func TestStepReentrantSessionDecodesOutsideItsLock(t *testing.T) {
+	t.Parallel() // mostly asleep: two at a time cost the others little
+	svc := tier("svc", 8, cpuStep(time.Second))
+	svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencyReentrant}
+	fe := tier("fe", 8, callStep(1, model.Call{Proxy: model.Proxy{Kind: model.ProxyShared}, Binding: model.Binding{Name: "netTcp", Sessionful: true, CPUPerKB: 2 * time.Second}, RequestKB: 1}))
+	table(t, "a reentrant session", burst(3, 0, 10*time.Second, fe, svc), "5 6 7", Options{})
+}

@@ -393,6 +393,26 @@ func (j *job) createsInstance() bool {
 	return true
 }
 
+// lockBeforeDecode and lockAfterDecode are the instance lock the job takes
+// before decoding (a session's, ConcurrencyMode Single) and after (the
+// singleton's, or a session's with Reentrant): model job.lockBeforeDecode.
+func (j *job) lockBeforeDecode() *sem {
+	if j.t.concLock != nil || j.t.spec.WCF.Concurrency != model.ConcurrencySingle {
+		return nil
+	}
+	return j.concLockOf()
+}
+
+func (j *job) lockAfterDecode() *sem {
+	if j.t.concLock != nil {
+		return j.t.concLock
+	}
+	if j.t.spec.WCF.Concurrency != model.ConcurrencyReentrant {
+		return nil
+	}
+	return j.concLockOf()
+}
+
 func (j *job) concLockOf() *sem {
 	t := j.t
 	w := t.spec.WCF

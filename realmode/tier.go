@@ -1043,20 +1043,18 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 	case model.PhaseChannel:
 		// A session's PerSession instance, one call at a time, before
 		// decoding (model.Tier.Walk).
-		if t.concLock == nil {
-			j.conc = j.concLockOf()
-			if l := j.conc; l != nil {
-				if err := j.waitFor(bdLock, j.queue(l)); err != nil {
-					return results.Failed, true
-				}
-				j.holdConc = true
+		if l := j.lockBeforeDecode(); l != nil {
+			j.conc = l
+			if err := j.waitFor(bdLock, j.queue(l)); err != nil {
+				return results.Failed, true
 			}
+			j.holdConc = true
 		}
 	case model.PhaseConcurrency:
 		// The singleton's lock, taken after decoding (model.Tier.Walk); a
 		// request that finds it taken is paused without its thread (model
 		// job.pause) and takes one again once it holds the lock.
-		if l := t.concLock; l != nil {
+		if l := j.lockAfterDecode(); l != nil {
 			j.conc = l
 			lw := l.begin()
 			paused := false
@@ -1115,7 +1113,7 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			}
 			j.holdThread = true
 		}
-		if !t.aspnet && t.concLock == nil {
+		if !t.aspnet && (!t.wcf || j.lockAfterDecode() == nil) {
 			j.startExec() // elsewhere: on the thread its operation runs on (once past its instance lock, if it takes one)
 		}
 	case model.PhaseNegotiate:
