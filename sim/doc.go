@@ -12,9 +12,10 @@
 // at it every 4096 events).
 //
 // The calendar is an index-tracked 4-ary heap. Events that run a fixed delay
-// after they are scheduled, such as request deadlines, can go through a Lane
+// after they are scheduled, such as request deadlines (and, in model, the
+// constant think times, waits and transfers), can go through a Lane
 // instead: a FIFO with only its head in the heap, so that cancelling them,
-// which is their usual fate, costs O(1). Engine.Reschedule moves a pending
+// which is a deadline's usual fate, costs O(1), and the heap stays shallow. Engine.Reschedule moves a pending
 // event in one sift (the processor-sharing CPU moves its completion so).
 // Neither changes the order in which events run.
 //
