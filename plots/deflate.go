@@ -142,19 +142,22 @@ func (z *rowDeflate) writeRow(buf []byte) {
 	if len(buf) < 2*z.stride {
 		up = 0 // the first row
 	}
+	const three = 0xffffff // a match needs three bytes: look at them before measuring
 	for i := len(buf) - z.stride; i < len(buf); {
 		rest := min(258, len(buf)-i)
 		best, k := 0, 0
-		if rest >= 3 {
-			// A match needs three bytes: look at them before measuring.
-			if i >= 3 && buf[i] == buf[i-3] && buf[i+1] == buf[i-2] && buf[i+2] == buf[i-1] {
+		if rest >= 4 && i >= 3 {
+			here := binary.LittleEndian.Uint32(buf[i:]) & three
+			if here == binary.LittleEndian.Uint32(buf[i-3:])&three {
 				best = matchLen(buf, i, i-3, rest)
 			}
-			if up > 0 && best < rest && buf[i] == buf[i-up] && buf[i+1] == buf[i+1-up] && buf[i+2] == buf[i+2-up] {
+			if up > 0 && best < rest && here == binary.LittleEndian.Uint32(buf[i-up:])&three {
 				if n := matchLen(buf, i, i-up, rest); n > best {
 					best, k = n, 1
 				}
 			}
+		} else if rest == 3 && i >= 3 && buf[i] == buf[i-3] && buf[i+1] == buf[i-2] && buf[i+2] == buf[i-1] {
+			best = 3
 		}
 		if best == 0 {
 			z.tokens = append(z.tokens, uint32(buf[i]))
@@ -245,17 +248,42 @@ func (z *rowDeflate) block(final bool) {
 			z.bits(c.extra, c.n)
 		}
 	}
+	// The tokens, with the bit buffer in registers: at most 20 bits of a
+	// length and 28 of a distance go in before it is emptied to below 32.
+	var mcode [2]uint64 // each distance's code and extra bits
+	var mn [2]uint
+	for k := range z.dist {
+		ds := z.distSym[k]
+		mcode[k], mn[k] = distCodes[ds]|z.distXV[k]<<distLen[ds], uint(distLen[ds])+z.distXN[k]
+	}
+	acc, nacc := z.acc, z.nacc
 	for _, t := range z.tokens {
 		if t&matchFlag == 0 {
-			z.bits(litCode[t], uint(litLen[t]))
-			continue
+			acc |= litCode[t] << nacc
+			nacc += uint(litLen[t])
+		} else {
+			l, k := (t&^matchFlag)>>1, t&1
+			s := lenSym[l]
+			acc |= (litCode[s] | lenXV[l]<<litLen[s]) << nacc
+			nacc += uint(litLen[s]) + lenXN[l]
+			if nacc >= 32 {
+				z.out = binary.LittleEndian.AppendUint32(z.out, uint32(acc))
+				acc >>= 32
+				nacc -= 32
+			}
+			acc |= mcode[k] << nacc
+			nacc += mn[k]
 		}
-		l, k := (t&^matchFlag)>>1, t&1
-		s := lenSym[l]
-		z.bits(litCode[s]|lenXV[l]<<litLen[s], uint(litLen[s])+lenXN[l])
-		ds := z.distSym[k]
-		z.bits(distCodes[ds]|z.distXV[k]<<distLen[ds], uint(distLen[ds])+z.distXN[k])
+		if nacc >= 32 {
+			z.out = binary.LittleEndian.AppendUint32(z.out, uint32(acc))
+			acc >>= 32
+			nacc -= 32
+			if len(z.out) >= 1<<16-8 {
+				z.flush()
+			}
+		}
 	}
+	z.acc, z.nacc = acc, nacc
 	z.bits(litCode[256], uint(litLen[256]))
 	z.tokens = z.tokens[:0]
 	z.litFreq, z.distFreq = [286]int{}, [30]int{}
