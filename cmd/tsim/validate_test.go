@@ -262,14 +262,14 @@ func (n noise) String() string {
 
 // disturbed says why nothing can be judged on time from a run with this
 // noise, or "": the process stalled longer than 50 ms, for more than a
-// quarter of the run or more than half of any quarter-second, while the
+// quarter of the run or more than 30% of any quarter-second, while the
 // run itself used less than half a core (the stalls came from elsewhere).
 // The limits are realmode's (crosscheck_test.go).
 func (n noise) disturbed() string {
 	if n.CPU > 0.5 {
 		return ""
 	}
-	if n.MaxLate > 50*time.Millisecond || n.stalledFrac() > 0.25 || n.Burst > 0.5 {
+	if n.MaxLate > 50*time.Millisecond || n.stalledFrac() > 0.25 || n.Burst > 0.3 {
 		return fmt.Sprintf("the process stalled up to %v, %.0f%% of the run, %.0f%% of its worst quarter-second",
 			n.MaxLate.Round(time.Millisecond), 100*n.stalledFrac(), 100*n.Burst)
 	}
