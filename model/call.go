@@ -1108,8 +1108,16 @@ func (c *call) end(o results.Outcome) {
 	c.releaseProxy(o == results.Completed)
 	c.done = true
 	c.outcome = o
-	if c.caller != nil {
-		c.r.e.Schedule(0, sim.ClassCompletion, c.caller, jkSubDone, c)
+	if j := c.caller; j != nil {
+		// The reply goes straight to the caller, as it does to a user:
+		// this instant, in this event. It is queued as an event instead
+		// when the caller is on the stack (a call that ends inside its own
+		// begin) or no longer waits for it.
+		if j.starting || j.free || j.ended {
+			c.r.e.Schedule(0, sim.ClassCompletion, j, jkSubDone, c)
+		} else {
+			j.subDone(c)
+		}
 	} else if c.user != nil {
 		c.user.callDone(c)
 	} else {

@@ -24,6 +24,10 @@ type job struct {
 	step     int
 	admitted bool
 	ended    bool
+	// starting: the job is inside startCall, so a call that ends at once
+	// hands its outcome over by an event rather than re-entering the job
+	// (see call.end).
+	starting bool
 	err      results.Outcome
 
 	wr       waitRec
@@ -876,7 +880,9 @@ func (j *job) startCall(spec *Call) {
 		u = j.call.user // a load agent calls on behalf of its user (per-user proxies)
 	}
 	j.sub = t.r.newCall(spec, t, j, u, j.root)
+	j.starting = true
 	j.sub.begin()
+	j.starting = false
 }
 
 func (j *job) subDone(c *call) {
