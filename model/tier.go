@@ -261,6 +261,7 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 	r := results.Tier{
 		Name:                t.spec.Name,
 		Cores:               t.spec.Cores,
+		Machine:             t.spec.Machine,
 		Host:                t.spec.Host.String(),
 		DotNet:              t.spec.DotNet,
 		WCF:                 t.wcf,

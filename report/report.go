@@ -833,6 +833,30 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 // capture shows (mean / max over the measured period), and each tier's
 // rates and durations. A dash marks a counter the tier does not have:
 // pipelines outside ASP.NET, calls outside WCF (docs/counters.md).
+// printSharedMachines says which tiers share one machine's cores
+// (results.Tier.Machine): the table's CPU % is each one's share of it.
+func printSharedMachines(w io.Writer, tiers []results.Tier) {
+	var ids []int
+	names := map[int][]string{}
+	util := map[int]float64{}
+	cores := map[int]int{}
+	for _, x := range tiers {
+		if x.Machine == 0 {
+			continue
+		}
+		if _, ok := names[x.Machine]; !ok {
+			ids = append(ids, x.Machine)
+		}
+		names[x.Machine] = append(names[x.Machine], TierLabel(x))
+		util[x.Machine] += x.CPUUtil
+		cores[x.Machine] = x.Cores
+	}
+	for _, id := range ids {
+		fmt.Fprintf(w, "  (%s share one machine of %d cores: each CPU %% is its share; the machine's is %s %%)\n",
+			strings.Join(names[id], " and "), cores[id], FmtFixed(100*util[id], 1))
+	}
+}
+
 func PrintTiers(w io.Writer, tiers []results.Tier) error {
 	t := NewTable(w, 1, "tier", "cores", "CPU %", "executing", "queued", "pipelines", "calls outst.",
 		"worker busy", "I/O busy", "wasted CPU s")
@@ -864,6 +888,7 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 		return err
 	}
 	fmt.Fprintln(w, "  (mean / max over the measured period)")
+	printSharedMachines(w, tiers)
 	fmt.Fprintln(w)
 	t = NewTable(w, 1, "tier", "requests/s", "wait time", "execution time", "calls duration",
 		"response p50 / p99", "P(wait)")

@@ -82,6 +82,10 @@ type Tier struct {
 	// Replicas is the machines of a farm whose totals this is (FoldFarm);
 	// 0 for a tier on one machine.
 	Replicas int `json:"replicas,omitempty"`
+	// Machine, if > 0, is the machine the tier shares with the other tiers
+	// of the same Machine (model.Tier.Machine): their CPU utilisations are
+	// each one's share of that machine's Cores. 0: a machine of its own.
+	Machine int `json:"machine,omitempty"`
 	// What names the tier's PerfMon counters: how it is hosted (a
 	// model.HostKind name: "self", "aspnet-classic", "iis-integrated",
 	// "threads"), its .NET version ("" when not .NET) and whether it is a
@@ -356,7 +360,7 @@ func MeanTiers(runs [][]Tier) []Tier {
 	for i := range out {
 		t := &out[i]
 		f := &runs[0][i]
-		t.Name, t.Cores, t.Host, t.DotNet, t.WCF, t.Replicas = f.Name, f.Cores, f.Host, f.DotNet, f.WCF, f.Replicas
+		t.Name, t.Cores, t.Host, t.DotNet, t.WCF, t.Replicas, t.Machine = f.Name, f.Cores, f.Host, f.DotNet, f.WCF, f.Replicas, f.Machine
 		var served, arrived, called float64
 		for _, r := range runs {
 			if i >= len(r) {
