@@ -58,7 +58,7 @@ func TestLimitsWithoutInput(t *testing.T) {
 		{"rate 0", strings.Replace(oneTier, "users = 1", "rate = 0", 1), "x.toml:2: load.rate: must be > 0, got 0"},
 		{"replications", "replications = 10001\n" + oneTier, "x.toml:1: replications: must be ≤ 10000 (more is not a plausible setting), got 10001"},
 		{"long enum", strings.Replace(oneTier, "name = \"a\"", "name = \"a\"\npreset = \""+strings.Repeat("p", 1000)+"\"", 1), "x.toml:5: tier.a.preset: unknown value \"" + strings.Repeat("p", 63) + "…\" (1000 bytes) (allowed: …"},
-		{"long key path", oneTier + "[[variant]]\nname = \"v\"\nset = { \"" + strings.Repeat("k", 300) + "\" = 1 }\n", "x.toml:9: variant[1].set: a key path of 300 bytes; key paths are at most 256 bytes"},
+		{"long key path", oneTier + "[[variant]]\nname = \"v\"\nset = { \"" + strings.Repeat("k", 300) + "\" = 1 }\n", "x.toml:9: variant \"v\".set: a key path of 300 bytes; key paths are at most 256 bytes"},
 		{"empty topology", "topology = \"\"\n" + oneTier, "x.toml:1: topology: is empty; give a topology name (…"},
 	} {
 		got := loadErr(t, tc.file, nil)

@@ -739,6 +739,7 @@ func (p *loader) parseVariants(src *source, doc *docSpec, v any, x *Experiment) 
 					continue
 				}
 				vs.name = s
+				label = "variant " + quote(s) // what later messages name it by (its keys sort after name)
 			case "description":
 				s, ok := vm[k].(string)
 				if !ok {

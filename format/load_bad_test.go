@@ -74,7 +74,7 @@ var badCases = []struct {
 		"crack.toml:27: sweep.key: unknown key \"tier.web.coers\"; did you mean \"tier.web.cores\"?",
 	}},
 	{"bad-variant-key", minimal + "[[variant]]\nname = \"v\"\nset = { \"tier.bee.cores\" = 2 }\n", []string{
-		"crack.toml:28: variant[1].set: key \"tier.bee.cores\": no tier \"bee\" (tiers: web, be)",
+		"crack.toml:28: variant \"v\".set: key \"tier.bee.cores\": no tier \"bee\" (tiers: web, be)",
 	}},
 	{"bad-dist", mut(`cpu = "exp(10ms)"`, `cpu = "expo(10ms)"`), []string{
 		"crack.toml:25: tier.be.step.1.cpu: bad distribution \"expo(10ms)\": …",

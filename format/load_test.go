@@ -460,7 +460,7 @@ func TestVariantSameSettingTwice(t *testing.T) {
 name = "v"
 set = { "tier.web.call.be.timeout" = "1s", "tier.web.step.2.timeout" = "2s" }
 `), nil)
-	want := `v.toml:28: variant[1].set: tier.web.call.be.timeout and tier.web.step.2.timeout name the same setting; give it once`
+	want := `v.toml:28: variant "v".set: tier.web.call.be.timeout and tier.web.step.2.timeout name the same setting; give it once`
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
