@@ -58,6 +58,7 @@ type slot struct {
 const (
 	posFree = -1
 	posLane = -2
+	posNow  = -3 // in a now queue (see calendar)
 )
 
 // entry is one heap element: the ordering key and the slot it refers to.
@@ -92,18 +93,40 @@ const seqBits = 56
 // lane event carries the key it would have had in the heap, and a lane's
 // representative carries its head's, so the order in which events run is
 // the same as if every event were in the heap.
+//
+// Events scheduled with no delay wait in now queues, one FIFO per class,
+// outside the heap: they fall due at the current instant, after the events
+// already due then in their class and before every later one, so a FIFO per
+// class keeps them in key order, and the earliest of them is the head of the
+// lowest non-empty class. The clock cannot move on while one is queued (each
+// is due before any later event), so they never go stale by time; the run
+// loop takes the earlier of that head and the heap's root. Zero-delay events
+// (a slot handed to its next waiter, the reply going back to a caller) are a
+// fifth of a request's events; this spares each a sift up to the root and
+// one down, and changes no order.
 type calendar struct {
-	heap  []entry
-	slots []slot
-	free  int32 // 1 + the first slot of the free list; 0 when it is empty
-	seq   uint64
-	lanes []*Lane
+	heap    []entry
+	slots   []slot
+	free    int32 // 1 + the first slot of the free list; 0 when it is empty
+	seq     uint64
+	lanes   []*Lane
+	now     [numClasses]nowQueue
+	nowMask uint8 // bit k: now[k] holds references (perhaps only cancelled ones)
+	nowLive int   // live events in the now queues
+}
+
+// nowQueue is a FIFO of references to zero-delay events of one class, in a
+// ring whose length is 0 or a power of two; cancelled events stay until they
+// reach the head.
+type nowQueue struct {
+	q       []laneRef
+	head, n int
 }
 
 // len returns how many events are scheduled: the heap's, less the lanes'
 // representatives, plus the lanes' live events.
 func (c *calendar) len() int {
-	n := len(c.heap)
+	n := len(c.heap) + c.nowLive
 	for _, l := range c.lanes {
 		if l.m > 0 {
 			n--
@@ -222,12 +245,91 @@ func (c *calendar) insert(x entry) {
 	c.up(i, x)
 }
 
+// pushNow schedules an event at at, the current instant, in its class's
+// now queue.
+func (c *calendar) pushNow(at Time, class Class, h Handler, kind int32, arg any) EventID {
+	s := c.alloc()
+	sl := &c.slots[s]
+	sl.h, sl.arg, sl.kind = h, arg, kind
+	sl.at, sl.key, sl.pos = at, c.nextKey(class), posNow
+	q := &c.now[class]
+	if q.n == len(q.q) {
+		q.grow()
+	}
+	q.q[(q.head+q.n)&(len(q.q)-1)] = laneRef{s, sl.gen}
+	q.n++
+	c.nowMask |= 1 << class
+	c.nowLive++
+	return EventID{slot: s, gen: sl.gen}
+}
+
+func (q *nowQueue) grow() {
+	n := max(2*len(q.q), 16)
+	nq := make([]laneRef, n)
+	for i := range q.n {
+		nq[i] = q.q[(q.head+i)&(len(q.q)-1)]
+	}
+	q.q, q.head = nq, 0
+}
+
+// nowHead returns the slot of the earliest live event of the now queues,
+// or -1 if there is none, dropping the cancelled references at their heads.
+func (c *calendar) nowHead() int32 {
+	for c.nowMask != 0 {
+		k := bits.TrailingZeros8(c.nowMask)
+		q := &c.now[k]
+		r := q.q[q.head]
+		if c.slots[r.slot].gen == r.gen {
+			return r.slot
+		}
+		c.dropNow(k)
+	}
+	return -1
+}
+
+// dropNow removes the head of now queue k.
+func (c *calendar) dropNow(k int) {
+	q := &c.now[k]
+	q.q[q.head] = laneRef{}
+	q.head = (q.head + 1) & (len(q.q) - 1)
+	if q.n--; q.n == 0 {
+		c.nowMask &^= 1 << k
+	}
+}
+
+// takeNow takes s, the live head nowHead returned, off its now queue, if it
+// is due before the heap's root and no later than until.
+func (c *calendar) takeNow(s int32, until Time) bool {
+	sl := &c.slots[s]
+	if sl.at > until {
+		return false
+	}
+	if len(c.heap) > 0 {
+		if top := &c.heap[0]; top.at < sl.at || top.at == sl.at && top.key < sl.key {
+			return false
+		}
+	}
+	c.dropNow(int(sl.key >> seqBits))
+	c.nowLive--
+	return true
+}
+
 // next removes the earliest event due no later than until and returns it,
 // skipping (without returning) what lanes left behind: cancelled heads and
 // representatives that must move on. The event's slot is released before
 // its handler runs, so the handler may schedule.
 func (c *calendar) next(until Time) (at Time, key uint64, h Handler, kind int32, arg any, ok bool) {
-	for len(c.heap) > 0 {
+	for {
+		if c.nowMask != 0 {
+			if s := c.nowHead(); s >= 0 && c.takeNow(s, until) {
+				sl := &c.slots[s]
+				c.release(s)
+				return sl.at, sl.key, sl.h, sl.kind, sl.arg, true
+			}
+		}
+		if len(c.heap) == 0 {
+			break
+		}
 		top := &c.heap[0]
 		at, key = top.at, top.key
 		if at > until {
@@ -268,6 +370,11 @@ func (c *calendar) cancel(id EventID) bool {
 		l := c.lanes[sl.lane-1]
 		c.release(id.slot)
 		l.cancelled()
+		return true
+	}
+	if sl.pos == posNow {
+		c.release(id.slot) // its reference goes when it reaches the head
+		c.nowLive--
 		return true
 	}
 	c.removeAt(int(sl.pos))
@@ -311,7 +418,7 @@ func (c *calendar) pending(id EventID) (Time, bool) {
 	if !ok {
 		return 0, false
 	}
-	if sl.pos == posLane {
+	if sl.pos == posLane || sl.pos == posNow {
 		return sl.at, true
 	}
 	return c.heap[sl.pos].at, true
@@ -420,6 +527,32 @@ func (c *calendar) verify() error {
 	}
 	if reps != want {
 		return errCalendar("calendar: representatives in the heap are not those of the non-empty lanes")
+	}
+	live := 0
+	for k := range c.now {
+		q := &c.now[k]
+		if (q.n > 0) != (c.nowMask&(1<<k) != 0) {
+			return errCalendar("calendar: now queue " + itoa(k) + ": mask is off")
+		}
+		var prev *slot
+		for i := range q.n {
+			r := q.q[(q.head+i)&(len(q.q)-1)]
+			sl := &c.slots[r.slot]
+			if sl.gen != r.gen {
+				continue
+			}
+			live++
+			if sl.pos != posNow || int(sl.key>>seqBits) != k {
+				return errCalendar("calendar: now queue " + itoa(k) + ": event not marked as queued in it")
+			}
+			if prev != nil && (sl.at != prev.at || sl.key < prev.key) {
+				return errCalendar("calendar: now queue " + itoa(k) + ": FIFO out of order")
+			}
+			prev = sl
+		}
+	}
+	if live != c.nowLive {
+		return errCalendar("calendar: now queues: live count is off")
 	}
 	return nil
 }

@@ -143,6 +143,11 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 			class := Class(rng.IntN(int(numClasses)))
 			seq++
 			kind++
+			if at == e.now && rng.IntN(2) == 0 {
+				// Schedule with no delay: a now queue.
+				insert(ref{at, class, seq, kind, e.Schedule(0, class, nil, kind, nil)})
+				break
+			}
 			insert(ref{at, class, seq, kind, c.push(at, 0, class, nil, kind, nil)})
 		case r < 10:
 			l := lanes[rng.IntN(len(lanes))]

@@ -17,7 +17,9 @@
 // instead: a FIFO with only its head in the heap, so that cancelling them,
 // which is a deadline's usual fate, costs O(1), and the heap stays shallow. Engine.Reschedule moves a pending
 // event in one sift (the processor-sharing CPU moves its completion so).
-// Neither changes the order in which events run.
+// An event scheduled with no delay (a slot handed to its next waiter) waits
+// in a FIFO of its class, never in the heap. None of these changes the
+// order in which events run.
 //
 // Ties. Events are ordered by (time, class, insertion sequence). At one
 // instant, every ClassRelease event runs before every ClassCompletion event,

@@ -46,7 +46,19 @@ func (e *Engine) TraceHash() uint64 { return e.hash }
 // Schedule arranges for h.OnEvent(e, kind, arg) to run after delay d
 // (negative delays count as zero).
 func (e *Engine) Schedule(d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
+	if d <= 0 {
+		return e.scheduleNow(class, h, kind, arg)
+	}
 	return e.cal.push(e.now, d, class, h, kind, arg)
+}
+
+// scheduleNow is Schedule with no delay: the event goes to its class's now
+// queue (see calendar).
+func (e *Engine) scheduleNow(class Class, h Handler, kind int32, arg any) EventID {
+	if class >= numClasses {
+		panic("sim: unknown event class")
+	}
+	return e.cal.pushNow(e.now, class, h, kind, arg)
 }
 
 // after is now.Add(d) for the delays of Schedule: negative counts as zero,
@@ -150,7 +162,28 @@ func (e *Engine) Run(until Time) {
 func (e *Engine) run(until Time, n int) int {
 	c := &e.cal
 	done := 0
-	for done < n && len(c.heap) > 0 {
+	for done < n {
+		if c.nowMask != 0 {
+			if s := c.nowHead(); s >= 0 && c.takeNow(s, until) {
+				sl := &c.slots[s]
+				at, key := sl.at, sl.key
+				h, kind, arg := sl.h, sl.kind, sl.arg
+				c.release(s)
+				e.now = at
+				e.events++
+				e.mix(uint64(at))
+				e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
+				h.OnEvent(e, kind, arg)
+				done++
+				if e.stopped {
+					break
+				}
+				continue
+			}
+		}
+		if len(c.heap) == 0 {
+			break
+		}
 		top := &c.heap[0]
 		at, key, s := top.at, top.key, top.slot
 		if at > until {
