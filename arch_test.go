@@ -21,24 +21,25 @@ const module = "github.com/tsim-dev/tsim"
 // engine; the library surface and the command sit on top. A package that
 // is not listed fails the test, so a new one gets its place on purpose.
 var layers = map[string][]string{
-	"sim":               {},
-	"results":           {},
-	"topologies":        {},
-	"internal/atomicio": {},
-	"input":             {"format"},
-	"model":             {"sim", "results"},
-	"format":            {"model", "results", "sim", "topologies"},
-	"realmode":          {"model", "results", "sim"},
-	"plots":             {"results"},
-	"report":            {"results", "plots", "internal/atomicio"},
-	"runner":            {"format", "model", "realmode", "results", "sim", "internal/atomicio", "input"},
-	"analysis":          {"format", "model", "runner", "results", "sim", "report", "plots"},
-	"dotnetconfig":      {"format", "model", "results", "sim"},
-	"calibrate":         {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
-	"bench":             {"format", "model", "sim", "topologies", "results", "runner", "report"},
-	"experiments":       {},
-	"":                  {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
-	"cmd/tsim":          nil, // the command may import anything
+	"sim":                 {},
+	"results":             {},
+	"topologies":          {},
+	"internal/atomicio":   {},
+	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
+	"input":               {"format"},
+	"model":               {"sim", "results"},
+	"format":              {"model", "results", "sim", "topologies"},
+	"realmode":            {"model", "results", "sim"},
+	"plots":               {"results"},
+	"report":              {"results", "plots", "internal/atomicio"},
+	"runner":              {"format", "model", "realmode", "results", "sim", "internal/atomicio", "input"},
+	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots"},
+	"dotnetconfig":        {"format", "model", "results", "sim"},
+	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
+	"bench":               {"format", "model", "sim", "topologies", "results", "runner", "report"},
+	"experiments":         {},
+	"":                    {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
+	"cmd/tsim":            nil, // the command may import anything
 }
 
 // TestLayering keeps the arrows pointing down, from the sources' imports

@@ -6,12 +6,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tsim-dev/tsim/internal/stallprobe"
 )
 
 // The clock's tests measure means of real sleeps, which a stall of the
 // process moves: each runs beside the noise probe and, when it fails in a
 // run the probe saw disturbed (stalled longer than a sleep, or more than
-// maxStalled of the time; see crosscheck_test.go), runs again, up to
+// stallprobe.MaxStalled of the time), runs again, up to
 // maxRuns times, and is INCONCLUSIVE if every run was disturbed. A run
 // that was not disturbed and fails, fails the test.
 func timedCheck(t *testing.T, stall time.Duration, check func() (ok bool, msg string)) {
@@ -20,16 +22,16 @@ func timedCheck(t *testing.T, stall time.Duration, check func() (ok bool, msg st
 		t.Skip("timing")
 	}
 	for k := 1; ; k++ {
-		stop := startProbe()
-		cpu0, wall0 := cpuTime(), time.Now()
+		stop := stallprobe.Start()
+		cpu0, wall0 := stallprobe.CPUTime(), time.Now()
 		ok, msg := check()
-		self := float64(cpuTime()-cpu0) / float64(max(time.Since(wall0), 1))
+		self := float64(stallprobe.CPUTime()-cpu0) / float64(max(time.Since(wall0), 1))
 		n := stop()
 		t.Logf("run %d: %s\n  noise: %v", k, msg, n)
 		if ok {
 			return
 		}
-		d := disturbance(n, self, stall)
+		d := n.Disturbed(self, stall)
 		switch {
 		case d == "":
 			t.Errorf("%s (noise: %v)", msg, n)

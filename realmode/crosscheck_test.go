@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/internal/stallprobe"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
@@ -43,30 +44,20 @@ import (
 // ideal one and the check is the default tolerances; on a busy one it
 // widens by what was measured.
 //
-// A run during which the probe saw the process stalled for longer than
-// maxStall, for more than maxStalled of the run, or for more than
-// maxBurst of any burstWindow of it, while the run itself used little CPU
-// (the stalls came from elsewhere), is disturbed: nothing fine can be
-// judged from it. (Measured: 100–1000 ms stalls at a load average of 8
-// doubled an M/M/4's mean latency and put timeouts where there are none;
-// an M/M/4 at ρ = 0.75 whose probe found 68% of a quarter-second stalled
-// came out 50% slow, while spread-out stalls of the same total cost it
-// 0–10%; at a load average of 16, a WCF throttle case whose probe found
-// 46% of a quarter-second stalled, 12% of the run, came out with p50 +37%
-// and the queue +25%, so a burst of 30% already disturbs.) Its time-dependent verdicts are logged, not asserted, and the
-// case runs again, up to maxRuns runs; when every run is disturbed the
-// test says so in its log (INCONCLUSIVE). A run that is not disturbed and
-// disagrees fails the test at once: there are no blind retries.
+// A run the probe saw disturbed (stallprobe's rule: stalls longer than
+// maxStall, or for too much of the run or of a quarter-second, while the
+// run itself used little CPU) cannot be judged on time: its
+// time-dependent verdicts are logged, not asserted, and the case runs
+// again, up to maxRuns runs; when every run is disturbed the test says so
+// in its log (INCONCLUSIVE). A run that is not disturbed and disagrees
+// fails the test at once: there are no blind retries.
 // TestCrossCheckCatchesBreaks shows broken semantics failing these checks.
 //
 // tsim validate, the command, keeps the plain comparison with its default
 // tolerances.
 const (
-	maxStall   = 50 * time.Millisecond
-	maxStalled = 0.25
-	maxBurst   = 0.3
-	busySelf   = 0.5 // of one core: a run this busy is not excused
-	maxRuns    = 3
+	maxStall = stallprobe.MaxStall
+	maxRuns  = 3
 )
 
 // crossRun is one real run of a cross-check, the simulations it is judged
@@ -95,20 +86,7 @@ type verdict struct {
 
 // disturbed says why the run cannot be judged on time, or "".
 func (c *crossRun) disturbed() string {
-	return disturbance(c.noise, c.selfCPU, maxStall)
-}
-
-// disturbance says why a run with noise n, which used self cores of CPU,
-// cannot be judged on time when stalls longer than limit matter, or "".
-func disturbance(n noise, self float64, limit time.Duration) string {
-	if self > busySelf {
-		return ""
-	}
-	if n.MaxLate > limit || n.stalledFrac() > maxStalled || n.Burst > maxBurst {
-		return fmt.Sprintf("the process stalled up to %v, %.0f%% of the run, %.0f%% of its worst %v, while the run used %.2f cores",
-			n.MaxLate.Round(time.Millisecond), 100*n.stalledFrac(), 100*n.Burst, burstWindow, self)
-	}
-	return ""
+	return c.noise.Disturbed(c.selfCPU, maxStall)
 }
 
 // crossCheck runs simTop in the simulator and realTop (the same topology,
@@ -166,11 +144,11 @@ func cross(t *testing.T, name string, simTop, realTop *model.Topology, opt Optio
 		}
 	}
 	defer func() { testHookListening = nil }()
-	stop := startProbe()
-	cpu0, wall0 := cpuTime(), time.Now()
+	stop := stallprobe.Start()
+	cpu0, wall0 := stallprobe.CPUTime(), time.Now()
 	r, info, err := RunWithInfo(context.Background(), realTop, opt)
 	if wall := time.Since(wall0); wall > 0 {
-		c.selfCPU = float64(cpuTime()-cpu0) / float64(wall)
+		c.selfCPU = float64(stallprobe.CPUTime()-cpu0) / float64(wall)
 	}
 	c.noise = stop()
 	for _, w := range conns {
@@ -273,10 +251,10 @@ func (c *crossRun) semantic() []string {
 func judge(s, ns, r *results.Run, n noise, scale float64) []verdict {
 	tol := DefaultTolerances.ForScale(scale)
 	a, b := Compare(s, r, tol), Compare(ns, r, tol)
-	widen := min(n.stalledFrac(), maxStalled) // a busy run is judged, its own stalls not excused beyond this
+	widen := min(n.StalledFrac(), stallprobe.MaxStalled) // a busy run is judged, its own stalls not excused beyond this
 	// A request of the tail may have sat through every stall of a
 	// quarter-second (a queue behind one thread shifts by each of them).
-	tail := max(n.MaxLate, time.Duration(n.Burst*float64(burstWindow))).Seconds() / scale
+	tail := max(n.MaxLate, time.Duration(n.Burst*float64(stallprobe.BurstWindow))).Seconds() / scale
 	var out []verdict
 	for i, x := range a.Rows {
 		v := verdict{Metric: x.Metric, Sim: x.Sim, Real: x.Real}

@@ -174,14 +174,14 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 		case must:
 			t.Errorf("%s: the comparison agrees:\n%s", c.name, c.table())
 		default:
-			t.Logf("%s: the comparison agrees at %.0f%% stalled; the measured limit caught it", c.name, 100*c.noise.stalledFrac())
+			t.Logf("%s: the comparison agrees at %.0f%% stalled; the measured limit caught it", c.name, 100*c.noise.StalledFrac())
 		}
 	}
 	c := crossCheck(t, "model 2 connections, real 3", caseMaxConn(2), caseMaxConn(3), Options{}, false)
 	if n := c.conns[1]; n >= 0 && n <= 2 {
 		t.Errorf("%s: the connection watch saw %d", c.name, n)
 	}
-	caught(c, c.noise.stalledFrac() <= maxQuietStalled)
+	caught(c, c.noise.StalledFrac() <= maxQuietStalled)
 
 	short := func(calls int, demand time.Duration) *model.Topology {
 		top := caseWCFThrottle()
@@ -194,7 +194,7 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 	if c.ops <= 2 {
 		t.Errorf("%s: the operation watch saw %d at once", c.name, c.ops)
 	}
-	caught(c, c.noise.stalledFrac() <= maxQuietStalled)
+	caught(c, c.noise.StalledFrac() <= maxQuietStalled)
 
 	c = crossCheck(t, "model 100 ms operation, real 200 ms", short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{}, true)
 	opLimit(t, c, 2)

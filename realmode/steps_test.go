@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/internal/stallprobe"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
@@ -170,7 +171,7 @@ func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt 
 		// real time after they send at stepScale, 14 ms before one would
 		// send again in the head-of-line test) can make a request go
 		// missing or come in excess: the run says nothing.
-		d := disturbance(n, self, tableStall)
+		d := n.Disturbed(self, tableStall)
 		switch {
 		case d == "":
 			t.Error(msg)
@@ -198,10 +199,10 @@ func judged(s, r *results.Run) []*results.Run {
 // runProbed runs top for real with the noise probe beside it; it returns
 // what the probe measured and the CPU the process used, in cores.
 func runProbed(top *model.Topology, opt Options) (*results.Run, noise, float64, error) {
-	stop := startProbe()
-	cpu0, wall0 := cpuTime(), time.Now()
+	stop := stallprobe.Start()
+	cpu0, wall0 := stallprobe.CPUTime(), time.Now()
 	r, err := Run(context.Background(), top, opt)
-	self := float64(cpuTime()-cpu0) / float64(max(time.Since(wall0), 1))
+	self := float64(stallprobe.CPUTime()-cpu0) / float64(max(time.Since(wall0), 1))
 	return r, stop(), self, err
 }
 

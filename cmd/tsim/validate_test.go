@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/internal/stallprobe"
 	"github.com/tsim-dev/tsim/realmode"
 )
 
@@ -41,7 +36,7 @@ func TestValidateAgrees(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join("..", "..", "experiments", "validation", "mmc.toml")
 	for k := 1; ; k++ {
-		stop := startProbe()
+		stop := stallprobe.Start()
 		out, errs, st := tsim(t, nil, "validate", file, "--duration", "30s", "-o", dir)
 		n := stop()
 		t.Logf("run %d: status %d, noise: %v\n%s%s", k, st, n, out, errs)
@@ -61,7 +56,7 @@ func TestValidateAgrees(t *testing.T) {
 		}
 		// As realmode's cross-checks: run again only when the probe saw
 		// the run disturbed; say so when every run was.
-		d := n.disturbed()
+		d := n.Disturbed(n.CPU, stallprobe.MaxStall)
 		if d == "" {
 			for _, b := range bad {
 				t.Error(b)
@@ -177,7 +172,7 @@ func noiseTolerance(metric string, r validatedRow, goodput float64, n noise, sca
 	if r.ok {
 		return true, "agrees"
 	}
-	widen := min(n.stalledFrac(), 0.25)
+	widen := min(n.StalledFrac(), stallprobe.MaxStalled)
 	if pp, ok := strings.CutSuffix(r.limit, "pp"); ok {
 		lim, _ := strconv.ParseFloat(pp, 64)
 		d := 100 * math.Abs(r.real-r.sim)
@@ -234,142 +229,6 @@ func TestParseTolerances(t *testing.T) {
 	}
 }
 
-// noise is what the machine added to a run, measured beside it in the same
-// process (as realmode's tests do; see realmode/noise_test.go): how late a
-// 1 ms timer fires, how long the process stalls, what a loopback HTTP
-// round trip costs.
-type noise struct {
-	Late, Base, MaxLate time.Duration // timer lateness: mean, median, longest
-	Stalled             time.Duration // lateness beyond Base + 1 ms, summed
-	Burst               float64       // the largest share of a quarter-second stalled
-	RTT                 time.Duration // mean loopback round trip
-	Span                time.Duration
-	CPU                 float64 // cores this process used meanwhile
-}
-
-func (n noise) stalledFrac() float64 {
-	if n.Span <= 0 {
-		return 0
-	}
-	return float64(n.Stalled) / float64(n.Span)
-}
-
-func (n noise) String() string {
-	return fmt.Sprintf("timer late %v (median %v, max %v, stalled %.1f%% of %v, %.0f%% of the worst quarter-second), HTTP round trip %v, %.2f cores used",
-		n.Late.Round(time.Microsecond), n.Base.Round(time.Microsecond), n.MaxLate.Round(time.Microsecond),
-		100*n.stalledFrac(), n.Span.Round(time.Millisecond), 100*n.Burst, n.RTT.Round(time.Microsecond), n.CPU)
-}
-
-// disturbed says why nothing can be judged on time from a run with this
-// noise, or "": the process stalled longer than 50 ms, for more than a
-// quarter of the run or more than 30% of any quarter-second, while the
-// run itself used less than half a core (the stalls came from elsewhere).
-// The limits are realmode's (crosscheck_test.go).
-func (n noise) disturbed() string {
-	if n.CPU > 0.5 {
-		return ""
-	}
-	if n.MaxLate > 50*time.Millisecond || n.stalledFrac() > 0.25 || n.Burst > 0.3 {
-		return fmt.Sprintf("the process stalled up to %v, %.0f%% of the run, %.0f%% of its worst quarter-second",
-			n.MaxLate.Round(time.Millisecond), 100*n.stalledFrac(), 100*n.Burst)
-	}
-	return ""
-}
-
-// startProbe starts measuring the machine's noise; the function it returns
-// stops the probe and returns what it measured.
-func startProbe() func() noise {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_, _ = w.Write([]byte{'.'})
-	}))
-	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
-	client := &http.Client{Transport: tr}
-	ctx, cancel := context.WithCancel(context.Background())
-	var late, rtt, at []time.Duration
-	var wg sync.WaitGroup
-	wg.Add(2)
-	begin, cpu0 := time.Now(), cpuTime()
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			t0 := time.Now()
-			time.Sleep(time.Millisecond)
-			late = append(late, time.Since(t0)-time.Millisecond)
-			at = append(at, time.Since(begin))
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			t0 := time.Now()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
-			if resp, err := client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				rtt = append(rtt, time.Since(t0))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	return func() noise {
-		cancel()
-		wg.Wait()
-		n := noise{Span: time.Since(begin)}
-		n.CPU = float64(cpuTime()-cpu0) / float64(n.Span)
-		tr.CloseIdleConnections()
-		srv.Close()
-		n.Late, n.RTT = meanOf(late), meanOf(rtt)
-		sorted := slices.Clone(late)
-		slices.Sort(sorted)
-		if len(sorted) > 0 {
-			n.Base, n.MaxLate = sorted[len(sorted)/2], sorted[len(sorted)-1]
-		}
-		const window = 250 * time.Millisecond
-		windows := make([]time.Duration, n.Span/window+1)
-		for i, l := range late {
-			if x := l - n.Base; x > time.Millisecond {
-				n.Stalled += x
-				windows[at[i]/window] += x
-			}
-		}
-		for _, w := range windows {
-			n.Burst = max(n.Burst, float64(w)/float64(window))
-		}
-		return n
-	}
-}
-
-func meanOf(xs []time.Duration) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	var s time.Duration
-	for _, x := range xs {
-		s += x
-	}
-	return s / time.Duration(len(xs))
-}
-
-// cpuTime is the CPU time this process has used, user and system, from
-// /proc/self/stat (in clock ticks, taken as 100 per second as on Linux);
-// 0 where there is no such file.
-func cpuTime() time.Duration {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...: utime and stime are the 14th and 15th
-	// fields, the 12th and 13th after the command's closing parenthesis.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(u+s) * 10 * time.Millisecond
-}
+// noise is what the machine added to a run, measured beside it in the
+// same process by realmode's tests' probe (internal/stallprobe).
+type noise = stallprobe.Noise
