@@ -486,6 +486,11 @@ func diagnose(w io.Writer, v *Variant) {
 	if ch := v.Change; ch.Text != "" {
 		if a.Saturated {
 			para(w, "Smallest change: %s", ch.Text)
+		} else if r.TimeoutRate > 0 || r.RejectRate > 0 {
+			// The bounds are means over the run; requests that time out or
+			// are refused say something binds for a while (a burst, the
+			// CLR's slow start, a deadlock between throttles).
+			para(w, "By the bounds nothing binds, yet requests fail: the bounds are means over the run, and the simulation saw a limit bind for a while (the breakdown above says where requests waited). %s", ch.Text)
 		} else {
 			para(w, "Nothing to change for this load. %s", ch.Text)
 		}

@@ -164,6 +164,8 @@ func Analyse(top *Topology) Analysis {
 		}
 		p := prof[i]
 		server := serverBindingCPU(top, i) + activateCPU(top, i)
+		sess := sessionServerCPU(top, i) // outside the instance lock (below)
+		server += sess
 		stay := scale(p.total+server, v)
 		threadHold := stay
 		if t.Async {
@@ -233,7 +235,7 @@ func Analyse(top *Topology) Analysis {
 			}
 			if w.SingleLock() {
 				// Taken after decoding, held until the reply is sent (Walk).
-				inLock := server - decodeCPU(top, i)
+				inLock := server - sess - decodeCPU(top, i)
 				hold := scale(p.total+inLock, v)
 				if w.Concurrency == ConcurrencyReentrant {
 					hold = scale(p.total-p.calls+inLock, v)
@@ -365,6 +367,25 @@ func serverBindingCPU(top *Topology, i int) time.Duration {
 		return c.Binding.cost(c.RequestKB)
 	}
 	return c.Binding.cost(c.RequestKB) + c.Binding.cost(c.ReplyKB)
+}
+
+// sessionServerCPU is the CPU per visit at tier i to set up and tear down
+// the session of a caller that builds a new proxy per call on a sessionful
+// binding (call.go): its side of the security negotiation (SessionCPU, on
+// the first call or over the negotiation's legs, each leg a message of its
+// own), and the close message. A long-lived proxy's session is set up once
+// for many calls: none, in the mean.
+func sessionServerCPU(top *Topology, i int) time.Duration {
+	c := callInto(top, i)
+	if c == nil || !c.Binding.Sessionful || c.Proxy.Kind != ProxyPerCall {
+		return 0
+	}
+	b := &c.Binding
+	d := b.SessionCPU + time.Duration(b.NegotiationLegs)*b.CPUBase
+	if b.CloseMessage {
+		d += b.CPUBase
+	}
+	return d
 }
 
 // decodeCPU is the CPU per visit at tier i to decode its request.

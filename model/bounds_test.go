@@ -69,3 +69,35 @@ func TestAnalyseSessionsCapUsers(t *testing.T) {
 		t.Fatalf("binding %+v at %.2f users, want MaxConcurrentSessions at 10", a.Binding, a.SaturatesAt)
 	}
 }
+
+func TestAnalyseSessionSetUpCostsTheService(t *testing.T) {
+	// A new proxy per call on a sessionful binding: every visit brings a
+	// session, whose set-up (20 ms, over two negotiation legs of 1 ms base
+	// each) and close message (1 ms) are the service's CPU on top of the
+	// operation's 10 ms: 33 ms a visit, 2 cores → 60.6/s. A long-lived
+	// proxy sets its session up once: 10 ms a visit → 200/s.
+	svc := tier("svc", cpu(10*time.Millisecond))
+	svc.Cores = 2
+	svc.WCF = &WCF{MaxCalls: 1000, MaxSessions: 1000, MaxInstances: 1000, Instancing: PerCall}
+	top := burst(50, time.Minute, svc)
+	top.Load.Call.Binding = Binding{Name: "wsHttp", Sessionful: true, SessionCPU: 20 * time.Millisecond,
+		CPUBase: time.Millisecond, NegotiationLegs: 2, CloseMessage: true}
+	cpuBound := func() Bound {
+		for _, b := range Analyse(top).Bounds {
+			if b.Kind == "cpu" && b.Tier == "svc" {
+				return b
+			}
+		}
+		t.Fatal("no CPU bound for svc")
+		return Bound{}
+	}
+	// The visit's own message costs CPUBase to decode and to encode: 2 ms.
+	top.Load.Call.Proxy = Proxy{Kind: ProxyPerCall}
+	if b := cpuBound(); b.Hold != 35*time.Millisecond {
+		t.Errorf("per-call proxy: CPU held %v a visit, want 35ms (10 + 2 + 20 + 2 legs + 1 close)", b.Hold)
+	}
+	top.Load.Call.Proxy = Proxy{Kind: ProxyPerUser}
+	if b := cpuBound(); b.Hold != 12*time.Millisecond {
+		t.Errorf("long-lived proxy: CPU held %v a visit, want 12ms", b.Hold)
+	}
+}
