@@ -220,3 +220,37 @@ func TestPlanErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// Requests that time out where no bound binds: one user whose calls wait
+// 2 s against a 1 s timeout. explain must not call that "nothing to
+// change".
+func TestExplainTimeoutsWithoutABindingLimit(t *testing.T) {
+	x := load(t, "slow.toml", `
+name = "slow"
+duration = "2m"
+warmup = "10s"
+
+[load]
+users = 1
+think = "const(1s)"
+timeout = "1s"
+
+[[tier]]
+name = "svc"
+cores = 8
+  [[tier.step]]
+  wait = "const(2s)"
+`)
+	ex, err := Explain(context.Background(), x, ExplainOptions{Path: "slow.toml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := ex.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "Nothing to change for this load") || !strings.Contains(out, "By the bounds nothing binds, yet requests fail") {
+		t.Errorf("explain of a run whose every request times out:\n%s", out)
+	}
+}
