@@ -113,6 +113,7 @@ type calendar struct {
 	now     [numClasses]nowQueue
 	nowMask uint8 // bit k: now[k] holds references (perhaps only cancelled ones)
 	nowLive int   // live events in the now queues
+	clock   Time  // the engine's clock, as of the last event run
 }
 
 // nowQueue is a FIFO of references to zero-delay events of one class, in a
@@ -185,6 +186,9 @@ func seqOverflow() { panic("sim: event sequence overflow") }
 // push schedules an event at base.after(d): Schedule passes (now, d),
 // the others (at, 0), so that Schedule is one call.
 func (c *calendar) push(base Time, d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
+	if d <= 0 && base == c.clock {
+		return c.pushNow(base, class, h, kind, arg)
+	}
 	if c.free == 0 || len(c.heap) == cap(c.heap) {
 		return c.pushGrow(base, d, class, h, kind, arg)
 	}
@@ -246,7 +250,7 @@ func (c *calendar) insert(x entry) {
 }
 
 // pushNow schedules an event at at, the current instant, in its class's
-// now queue.
+// now queue (push sends there what falls due now).
 func (c *calendar) pushNow(at Time, class Class, h Handler, kind int32, arg any) EventID {
 	s := c.alloc()
 	sl := &c.slots[s]

@@ -161,7 +161,7 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 			if !ok || at != want.at || Class(key>>seqBits) != want.class || k != want.kind {
 				t.Fatalf("op %d: next = (%d,%d,%d,%v), want (%d,%d,%d)", op, at, key>>seqBits, k, ok, want.at, want.class, want.kind)
 			}
-			e.now = at
+			e.now, c.clock = at, at
 			if c.cancel(want.id) {
 				t.Fatalf("op %d: cancelling a popped event succeeded", op)
 			}

@@ -46,19 +46,7 @@ func (e *Engine) TraceHash() uint64 { return e.hash }
 // Schedule arranges for h.OnEvent(e, kind, arg) to run after delay d
 // (negative delays count as zero).
 func (e *Engine) Schedule(d time.Duration, class Class, h Handler, kind int32, arg any) EventID {
-	if d <= 0 {
-		return e.scheduleNow(class, h, kind, arg)
-	}
 	return e.cal.push(e.now, d, class, h, kind, arg)
-}
-
-// scheduleNow is Schedule with no delay: the event goes to its class's now
-// queue (see calendar).
-func (e *Engine) scheduleNow(class Class, h Handler, kind int32, arg any) EventID {
-	if class >= numClasses {
-		panic("sim: unknown event class")
-	}
-	return e.cal.pushNow(e.now, class, h, kind, arg)
 }
 
 // after is now.Add(d) for the delays of Schedule: negative counts as zero,
@@ -152,6 +140,7 @@ func (e *Engine) Run(until Time) {
 	}
 	if !e.stopped && !e.intr.Load() && until != MaxTime && until > e.now {
 		e.now = until
+		e.cal.clock = until
 	}
 }
 
@@ -169,7 +158,7 @@ func (e *Engine) run(until Time, n int) int {
 				at, key := sl.at, sl.key
 				h, kind, arg := sl.h, sl.kind, sl.arg
 				c.release(s)
-				e.now = at
+				e.now, c.clock = at, at
 				e.events++
 				e.mix(uint64(at))
 				e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
@@ -207,7 +196,7 @@ func (e *Engine) run(until Time, n int) int {
 		}
 		h, kind, arg := sl.h, sl.kind, sl.arg
 		c.release(s) // before the handler runs, so that it may schedule
-		e.now = at
+		e.now, c.clock = at, at
 		e.events++
 		e.mix(uint64(at))
 		e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
