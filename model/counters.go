@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
 
@@ -138,6 +139,96 @@ func (d DurationStat) Mean() float64 {
 
 // MaxSeconds returns the maximum in seconds.
 func (d DurationStat) MaxSeconds() float64 { return d.Max.Seconds() }
+
+// TierCounts are the counts and durations of a tier's requests that both
+// executors keep, at the same points of a request's life (docs/counters.md),
+// and turn into the same results: i* over the interval since the last
+// sample (Requests/Sec, Request Wait and Execution Time, Calls Per Second,
+// Calls Duration), m* over the measured period since warm-up, tot* since
+// the start (PerfMon's raw counters: Calls, Requests Rejected). Each
+// method that counts takes measuring, whether the warm-up has ended. The
+// executor serialises the calls (the simulator runs one event at a time;
+// real mode holds the tier's counter lock).
+type TierCounts struct {
+	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected int64
+	iExec, iWait, iCall, mExec, mWait, mCall                  DurationStat
+}
+
+// Arrived counts a request arriving at the tier (Requests/Sec).
+func (c *TierCounts) Arrived(measuring bool) {
+	c.iArrived++
+	if measuring {
+		c.mArrived++
+	}
+}
+
+// Rejected counts a request the tier refused (Requests Rejected).
+func (c *TierCounts) Rejected() { c.totRejected++ }
+
+// Waited counts how long a request waited before it started executing
+// (Request Wait Time).
+func (c *TierCounts) Waited(d time.Duration, measuring bool) {
+	c.iWait.Add(d)
+	if measuring {
+		c.mWait.Add(d)
+	}
+}
+
+// Executed counts how long a request executed (Request Execution Time).
+func (c *TierCounts) Executed(d time.Duration, measuring bool) {
+	c.iExec.Add(d)
+	if measuring {
+		c.mExec.Add(d)
+	}
+}
+
+// OpStarted counts an operation starting (Calls, Calls Per Second).
+func (c *TierCounts) OpStarted(measuring bool) {
+	c.iCalls++
+	c.totCalls++
+	if measuring {
+		c.mCalls++
+	}
+}
+
+// OpEnded counts how long an operation ran (Calls Duration).
+func (c *TierCounts) OpEnded(d time.Duration, measuring bool) {
+	c.iCall.Add(d)
+	if measuring {
+		c.mCall.Add(d)
+	}
+}
+
+// ResetMeasured starts the measured period (the warm-up has ended).
+func (c *TierCounts) ResetMeasured() {
+	c.mArrived, c.mCalls = 0, 0
+	c.mExec, c.mWait, c.mCall = DurationStat{}, DurationStat{}, DurationStat{}
+}
+
+// Sample fills s with the interval's rates (perS: 1 over the interval, 0
+// for the first sample) and durations, and starts the next interval.
+func (c *TierCounts) Sample(s *results.TierSample, perS float64) {
+	s.RequestsPerS = float64(c.iArrived) * perS
+	s.CallsPerS = float64(c.iCalls) * perS
+	s.ExecTimeMS, s.ExecTimeMaxMS = 1000*c.iExec.Mean(), 1000*c.iExec.MaxSeconds()
+	s.WaitTimeMS, s.WaitTimeMaxMS = 1000*c.iWait.Mean(), 1000*c.iWait.MaxSeconds()
+	s.CallDuration, s.CallDurationMax = c.iCall.Mean(), c.iCall.MaxSeconds()
+	s.ExecN, s.WaitN, s.CallN = c.iExec.N, c.iWait.N, c.iCall.N
+	s.Calls, s.RequestsRejected = float64(c.totCalls), float64(c.totRejected)
+	c.iArrived, c.iCalls = 0, 0
+	c.iExec, c.iWait, c.iCall = DurationStat{}, DurationStat{}, DurationStat{}
+}
+
+// Fill fills r with the measured period's rates (perS: 1 over its span)
+// and durations.
+func (c *TierCounts) Fill(r *results.Tier, perS float64) {
+	r.RequestsPerS = float64(c.mArrived) * perS
+	r.CallsPerS = float64(c.mCalls) * perS
+	r.ExecTimeMean, r.ExecTimeMax = c.mExec.Mean(), c.mExec.MaxSeconds()
+	r.WaitTimeMean, r.WaitTimeMax = c.mWait.Mean(), c.mWait.MaxSeconds()
+	r.CallDurationMean, r.CallDurationMax = c.mCall.Mean(), c.mCall.MaxSeconds()
+	r.Arrived, r.Calls = c.mArrived, c.mCalls
+}
 
 // AppPool is ASP.NET's pool of HttpApplication instances, whose size is the
 // Pipeline Instance Count (System.Web HttpApplicationFactory). A request

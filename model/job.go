@@ -553,10 +553,7 @@ func (j *job) startExec() {
 	t.lvQueued.Add(now, -1)
 	t.lvExec.Add(now, 1)
 	w := now.Sub(j.arrived)
-	t.iWait.Add(w)
-	if t.r.measuring {
-		t.mWait.Add(w)
-	}
+	t.counts.Waited(w, t.r.measuring)
 	if t.pipes != nil {
 		t.pipes.Take(time.Duration(now))
 		t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
@@ -570,11 +567,7 @@ func (j *job) startOp() {
 	now := t.r.e.Now()
 	j.inOp, j.opAt = true, now
 	t.lvOut.Add(now, 1)
-	t.iCalls++
-	t.totCalls++
-	if t.r.measuring {
-		t.mCalls++
-	}
+	t.counts.OpStarted(t.r.measuring)
 }
 
 // endOp is the operation returning, or ending with the request (Calls
@@ -585,10 +578,7 @@ func (j *job) endOp() {
 	j.inOp = false
 	t.lvOut.Add(now, -1)
 	d := now.Sub(j.opAt)
-	t.iCall.Add(d)
-	if t.r.measuring {
-		t.mCall.Add(d)
-	}
+	t.counts.OpEnded(d, t.r.measuring)
 }
 
 func (j *job) cpuDone(now sim.Time) {
@@ -810,10 +800,7 @@ func (j *job) endRequest(now sim.Time) {
 	if j.isExec {
 		t.lvExec.Add(now, -1)
 		d := now.Sub(j.execAt)
-		t.iExec.Add(d)
-		if t.r.measuring {
-			t.mExec.Add(d)
-		}
+		t.counts.Executed(d, t.r.measuring)
 		if t.pipes != nil {
 			t.pipes.Return(time.Duration(now))
 			t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))

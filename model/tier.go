@@ -67,12 +67,9 @@ type tierRT struct {
 	completed, rejected, aborted                                       int64
 	wasted                                                             time.Duration
 
-	// Durations and counts: i* since the last sample, m* since warm-up,
-	// tot* since the start (PerfMon's raw counters).
-	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected int64
-	iExec, iWait, iCall, mExec, mWait, mCall                  DurationStat
-	resp                                                      *sim.Histogram // arrival to reply of the requests completed after warm-up
-	served, waited                                            int64          // completed after warm-up, and of those the ones that waited
+	counts         TierCounts     // the requests' counts and durations, as real mode keeps them
+	resp           *sim.Histogram // arrival to reply of the requests completed after warm-up
+	served, waited int64          // completed after warm-up, and of those the ones that waited
 }
 
 func newTierRT(r *runner, i int) *tierRT {
@@ -186,8 +183,7 @@ func (t *tierRT) resetStats(now sim.Time) {
 		l.Reset(now)
 	}
 	t.completed, t.rejected, t.aborted, t.wasted = 0, 0, 0, 0
-	t.mArrived, t.mCalls = 0, 0
-	t.mExec, t.mWait, t.mCall = DurationStat{}, DurationStat{}, DurationStat{}
+	t.counts.ResetMeasured()
 	t.resp.Reset()
 	t.served, t.waited = 0, 0
 }
@@ -226,23 +222,8 @@ func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample
 		Workers:    t.lvWorkers.Value(),
 		IOBusy:     t.lvIOBusy.Value(),
 		IOThreads:  t.lvIOs.Value(),
-
-		RequestsPerS:     float64(t.iArrived) * perS,
-		CallsPerS:        float64(t.iCalls) * perS,
-		ExecTimeMS:       1000 * t.iExec.Mean(),
-		ExecTimeMaxMS:    1000 * t.iExec.MaxSeconds(),
-		WaitTimeMS:       1000 * t.iWait.Mean(),
-		WaitTimeMaxMS:    1000 * t.iWait.MaxSeconds(),
-		CallDuration:     t.iCall.Mean(),
-		CallDurationMax:  t.iCall.MaxSeconds(),
-		ExecN:            t.iExec.N,
-		WaitN:            t.iWait.N,
-		CallN:            t.iCall.N,
-		Calls:            float64(t.totCalls),
-		RequestsRejected: float64(t.totRejected),
 	}
-	t.iArrived, t.iCalls = 0, 0
-	t.iExec, t.iWait, t.iCall = DurationStat{}, DurationStat{}, DurationStat{}
+	t.counts.Sample(&s, perS)
 	for _, c := range t.out {
 		c.each(func(c *callStat) {
 			s.ConnsInUse += float64(c.conns.inUse)
@@ -295,21 +276,12 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 		IOThreadsMean:       t.lvIOs.Mean(now),
 		IOThreadsMax:        t.lvIOs.Max(now),
 		MemoryMaxMB:         t.lvMem.Max(now) / (1 << 20),
-		RequestsPerS:        float64(t.mArrived) * perS,
-		CallsPerS:           float64(t.mCalls) * perS,
-		ExecTimeMean:        t.mExec.Mean(),
-		ExecTimeMax:         t.mExec.MaxSeconds(),
-		WaitTimeMean:        t.mWait.Mean(),
-		WaitTimeMax:         t.mWait.MaxSeconds(),
-		CallDurationMean:    t.mCall.Mean(),
-		CallDurationMax:     t.mCall.MaxSeconds(),
-		Arrived:             t.mArrived,
-		Calls:               t.mCalls,
 		Completed:           t.completed,
 		Rejected:            t.rejected,
 		Aborted:             t.aborted,
 		WastedCPUSeconds:    t.wasted.Seconds(),
 	}
+	t.counts.Fill(&r, perS)
 	if t.resp.Count() > 0 {
 		r.ResponseMean = t.resp.Mean().Seconds()
 		r.ResponseP50 = t.resp.Quantile(0.5).Seconds()
@@ -330,10 +302,7 @@ func (t *tierRT) arrive(j *job) {
 		t.waitOpen(j)
 		return
 	}
-	t.iArrived++
-	if t.r.measuring {
-		t.mArrived++
-	}
+	t.counts.Arrived(t.r.measuring)
 	a := &t.spec.Admission
 	var d Decision
 	queued := len(t.admQ) - t.admHead
@@ -366,7 +335,7 @@ func (t *tierRT) arrive(j *job) {
 
 // reject ends a request the tier refuses (HTTP 503 Server Too Busy).
 func (t *tierRT) reject(j *job) {
-	t.totRejected++
+	t.counts.Rejected()
 	if t.r.measuring {
 		t.rejected++
 	}

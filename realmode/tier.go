@@ -86,9 +86,8 @@ type tierRT struct {
 	gates                                                              []*sem     // spec.Gates
 	cmu                                                                sync.Mutex // guards what follows
 	pipes                                                              *model.AppPool
-	iArrived, iCalls, mArrived, mCalls, totCalls, totRejected          int64
-	iExec, iWait, iCall, mExec, mWait, mCall                           model.DurationStat
-	resp                                                               *sim.Histogram // simulated arrival to reply, completed after warm-up
+	counts                                                             model.TierCounts // as the simulator keeps them
+	resp                                                               *sim.Histogram   // simulated arrival to reply, completed after warm-up
 	served, waited                                                     int64
 
 	completed, rejected, aborted atomic.Int64
@@ -242,8 +241,7 @@ func (t *tierRT) resetStats(now time.Duration) {
 	t.aborted.Store(0)
 	t.wastedNS.Store(0)
 	t.cmu.Lock()
-	t.mArrived, t.mCalls = 0, 0
-	t.mExec, t.mWait, t.mCall = model.DurationStat{}, model.DurationStat{}, model.DurationStat{}
+	t.counts.ResetMeasured()
 	t.resp.Reset()
 	t.served, t.waited = 0, 0
 	t.cmu.Unlock()
@@ -289,23 +287,8 @@ func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) resu
 		Workers:    t.lvWorkers.value(),
 		IOBusy:     t.lvIOBusy.value(),
 		IOThreads:  t.lvIOs.value(),
-
-		RequestsPerS:     float64(t.iArrived) * perS,
-		CallsPerS:        float64(t.iCalls) * perS,
-		ExecTimeMS:       1000 * t.iExec.Mean(),
-		ExecTimeMaxMS:    1000 * t.iExec.MaxSeconds(),
-		WaitTimeMS:       1000 * t.iWait.Mean(),
-		WaitTimeMaxMS:    1000 * t.iWait.MaxSeconds(),
-		CallDuration:     t.iCall.Mean(),
-		CallDurationMax:  t.iCall.MaxSeconds(),
-		ExecN:            t.iExec.N,
-		WaitN:            t.iWait.N,
-		CallN:            t.iCall.N,
-		Calls:            float64(t.totCalls),
-		RequestsRejected: float64(t.totRejected),
 	}
-	t.iArrived, t.iCalls = 0, 0
-	t.iExec, t.iWait, t.iCall = model.DurationStat{}, model.DurationStat{}, model.DurationStat{}
+	t.counts.Sample(&s, perS)
 	t.cmu.Unlock()
 	seen := map[*connPool]bool{}
 	for _, c := range t.out {
@@ -382,21 +365,12 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 		IOThreadsMean:       ioM,
 		IOThreadsMax:        ioX,
 		MemoryMaxMB:         memX / (1 << 20),
-		RequestsPerS:        float64(t.mArrived) * perS,
-		CallsPerS:           float64(t.mCalls) * perS,
-		ExecTimeMean:        t.mExec.Mean(),
-		ExecTimeMax:         t.mExec.MaxSeconds(),
-		WaitTimeMean:        t.mWait.Mean(),
-		WaitTimeMax:         t.mWait.MaxSeconds(),
-		CallDurationMean:    t.mCall.Mean(),
-		CallDurationMax:     t.mCall.MaxSeconds(),
-		Arrived:             t.mArrived,
-		Calls:               t.mCalls,
 		Completed:           t.completed.Load(),
 		Rejected:            t.rejected.Load(),
 		Aborted:             t.aborted.Load(),
 		WastedCPUSeconds:    time.Duration(t.wastedNS.Load()).Seconds(),
 	}
+	t.counts.Fill(&r, perS)
 	if t.resp.Count() > 0 {
 		r.ResponseMean = t.resp.Mean().Seconds()
 		r.ResponseP50 = t.resp.Quantile(0.5).Seconds()
@@ -643,10 +617,7 @@ func (t *tierRT) serve(j *job) results.Outcome {
 	arrived := rt.clk.now()
 	j.arrived = arrived
 	t.cmu.Lock()
-	t.iArrived++
-	if rt.measuring.Load() {
-		t.mArrived++
-	}
+	t.counts.Arrived(rt.measuring.Load())
 	t.cmu.Unlock()
 	d, aw := t.arrive(j)
 	switch d {
@@ -750,7 +721,7 @@ func (t *tierRT) reject(j *job) results.Outcome {
 // bounded thread-pool queue that is full); serve's finish ends it.
 func (t *tierRT) countRejected() results.Outcome {
 	t.cmu.Lock()
-	t.totRejected++
+	t.counts.Rejected()
 	t.cmu.Unlock()
 	if t.rt.measuring.Load() {
 		t.rejected.Add(1)
@@ -770,10 +741,7 @@ func (j *job) startExec() {
 	t.lvExec.add(1)
 	w := t.rt.clk.toSim(now - j.arrived)
 	t.cmu.Lock()
-	t.iWait.Add(w)
-	if t.rt.measuring.Load() {
-		t.mWait.Add(w)
-	}
+	t.counts.Waited(w, t.rt.measuring.Load())
 	if t.pipes != nil {
 		t.pipes.Take(t.simNow())
 		t.pipesLocked()
@@ -787,11 +755,7 @@ func (j *job) startOp() {
 	j.inOp, j.opAt = true, t.rt.clk.now()
 	t.lvOut.add(1)
 	t.cmu.Lock()
-	t.iCalls++
-	t.totCalls++
-	if t.rt.measuring.Load() {
-		t.mCalls++
-	}
+	t.counts.OpStarted(t.rt.measuring.Load())
 	t.cmu.Unlock()
 }
 
@@ -801,10 +765,7 @@ func (j *job) endOp() {
 	t.lvOut.add(-1)
 	d := t.rt.clk.toSim(t.rt.clk.now() - j.opAt)
 	t.cmu.Lock()
-	t.iCall.Add(d)
-	if t.rt.measuring.Load() {
-		t.mCall.Add(d)
-	}
+	t.counts.OpEnded(d, t.rt.measuring.Load())
 	t.cmu.Unlock()
 }
 
@@ -1304,10 +1265,7 @@ func (j *job) endRequest(now time.Duration) {
 	t.lvExec.add(-1)
 	d := t.rt.clk.toSim(now - j.execAt)
 	t.cmu.Lock()
-	t.iExec.Add(d)
-	if t.rt.measuring.Load() {
-		t.mExec.Add(d)
-	}
+	t.counts.Executed(d, t.rt.measuring.Load())
 	if t.pipes != nil {
 		t.pipes.Return(t.simNow())
 		t.pipesLocked()
