@@ -735,7 +735,7 @@ type gappedLine struct {
 }
 
 func newGappedLine(xy plotter.XYs, style draw.LineStyle) gappedLine {
-	return gappedLine{xy, style, finiteExtremes(xy)}
+	return gappedLine{xy, style, extremes(xy)}
 }
 
 func (l gappedLine) Plot(c draw.Canvas, p *plot.Plot) {
@@ -778,31 +778,4 @@ func (l gappedLine) DataRange() (xmin, xmax, ymin, ymax float64) { return extrem
 func (l gappedLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 	r := l.style.Width / 2
 	return extremeBoxes(p, l.xy, l.ext, vg.Rectangle{Min: vg.Point{X: -r, Y: -r}, Max: vg.Point{X: r, Y: r}})
-}
-
-// finiteExtremes are extremes of the points of xy whose y is not NaN
-// (indexes into xy; all -1 when there are none).
-func finiteExtremes(xy plotter.XYs) [4]int {
-	e := [4]int{-1, -1, -1, -1}
-	for i, v := range xy {
-		switch {
-		case math.IsNaN(v.Y):
-		case e[0] < 0:
-			e = [4]int{i, i, i, i}
-		default:
-			if v.X < xy[e[0]].X {
-				e[0] = i
-			}
-			if v.X > xy[e[1]].X {
-				e[1] = i
-			}
-			if v.Y < xy[e[2]].Y {
-				e[2] = i
-			}
-			if v.Y > xy[e[3]].Y {
-				e[3] = i
-			}
-		}
-	}
-	return e
 }

@@ -122,25 +122,28 @@ func (l seriesLine) GlyphBoxes(p *plot.Plot) []plot.GlyphBox {
 }
 
 // extremes are the indexes of the leftmost, rightmost, lowest and highest
-// of xy's points (all -1 when there are none).
+// of xy's points whose y is not NaN (a gap in a counter's line; all -1
+// when there are none).
 func extremes(xy plotter.XYs) [4]int {
 	e := [4]int{-1, -1, -1, -1}
 	for i, v := range xy {
-		if i == 0 {
-			e = [4]int{0, 0, 0, 0}
-			continue
-		}
-		if v.X < xy[e[0]].X {
-			e[0] = i
-		}
-		if v.X > xy[e[1]].X {
-			e[1] = i
-		}
-		if v.Y < xy[e[2]].Y {
-			e[2] = i
-		}
-		if v.Y > xy[e[3]].Y {
-			e[3] = i
+		switch {
+		case math.IsNaN(v.Y):
+		case e[0] < 0:
+			e = [4]int{i, i, i, i}
+		default:
+			if v.X < xy[e[0]].X {
+				e[0] = i
+			}
+			if v.X > xy[e[1]].X {
+				e[1] = i
+			}
+			if v.Y < xy[e[2]].Y {
+				e[2] = i
+			}
+			if v.Y > xy[e[3]].Y {
+				e[3] = i
+			}
 		}
 	}
 	return e
