@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
 
@@ -42,5 +43,34 @@ func TestLanesChangeNothing(t *testing.T) {
 	}
 	if !reflect.DeepEqual(results[0], results[1]) {
 		t.Fatal("the run with lanes differs from the run without")
+	}
+}
+
+// The users' think times that vary wait in a sim.Group rather than the
+// calendar's heap. A group keeps every event's place among the others, so
+// a run with it is the run without: the same trace of events and the same
+// result, field for field. The users come and go (a schedule retires some
+// while they think), and client timeouts fire.
+func TestGroupsChangeNothing(t *testing.T) {
+	top := pipelineTopology(3*time.Second, 10*time.Minute)
+	top.Load.Users = Schedule{{At: 0, Value: 100}, {At: 2 * time.Minute, Value: 30}, {At: 4 * time.Minute, Value: 120}, {At: 6 * time.Minute, Value: 10}}
+	runs := make([]*results.Run, 2)
+	for i, groups := range []bool{false, true} {
+		useGroups = groups
+		res, err := Run(top, Options{Seed: 7})
+		useGroups = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Requests.TimedOut == 0 || res.Requests.Completed == 0 {
+			t.Fatalf("groups %v: %+v, want both completions and timeouts", groups, res.Requests)
+		}
+		runs[i] = res
+	}
+	if runs[0].Events != runs[1].Events || runs[0].TraceHash != runs[1].TraceHash {
+		t.Errorf("events %d, trace %x without groups; %d, %x with", runs[0].Events, runs[0].TraceHash, runs[1].Events, runs[1].TraceHash)
+	}
+	if !reflect.DeepEqual(runs[0], runs[1]) {
+		t.Fatal("the run with groups differs from the run without")
 	}
 }

@@ -21,6 +21,9 @@ type loadRT struct {
 	// in one lane.
 	thinkFixed fixedDelay
 	thinkConst bool
+	// thinkGroup, for a think time that varies, holds the users' thinks
+	// out of the calendar's heap (see sim.Group), all but the next.
+	thinkGroup *sim.Group
 	arrive     *sim.Stream
 	shape      sim.Sampler
 	hasShape   bool
@@ -55,6 +58,8 @@ func newLoadRT(r *runner) *loadRT {
 	}
 	if d, ok := l.think.Const(); ok {
 		l.thinkFixed, l.thinkConst = r.fixedDelay(d, sim.ClassArrival), true
+	} else if useGroups {
+		l.thinkGroup = r.e.NewGroup(sim.ClassArrival)
 	}
 	l.arrive = r.e.Stream("load/arrivals")
 	if !l.spec.Interarrival.IsZero() {
@@ -172,6 +177,10 @@ func (l *loadRT) setUsers(want int) {
 func (u *user) think() {
 	if u.l.thinkConst {
 		u.thinkEv = u.l.thinkFixed.schedule(u.l.r.e, u, ukThinkDone)
+		return
+	}
+	if g := u.l.thinkGroup; g != nil {
+		u.thinkEv = g.Schedule(u.l.think.Sample(), u, ukThinkDone, nil)
 		return
 	}
 	u.thinkEv = u.l.r.e.Schedule(u.l.think.Sample(), sim.ClassArrival, u, ukThinkDone, nil)

@@ -438,8 +438,9 @@ type laneKey struct {
 	class sim.Class
 }
 
-// useLanes is off only in the test that checks that lanes change nothing.
-var useLanes = true
+// useLanes is off only in the test that checks that lanes change nothing,
+// useGroups (the users' think times in a sim.Group) in the one for groups.
+var useLanes, useGroups = true, true
 
 // fixedDelay returns the fixed delay d in class, sharing one lane among
 // every use of the same (d, class).

@@ -110,6 +110,7 @@ type calendar struct {
 	free    int32 // 1 + the first slot of the free list; 0 when it is empty
 	seq     uint64
 	lanes   []*Lane
+	groups  []*Group
 	now     [numClasses]nowQueue
 	nowMask uint8 // bit k: now[k] holds references (perhaps only cancelled ones)
 	nowLive int   // live events in the now queues
@@ -133,6 +134,11 @@ func (c *calendar) len() int {
 			n--
 		}
 		n += l.live
+	}
+	for _, g := range c.groups {
+		if len(g.heap) > 0 {
+			n += len(g.heap) - 1
+		}
 	}
 	return n
 }
@@ -343,6 +349,9 @@ func (c *calendar) next(until Time) (at Time, key uint64, h Handler, kind int32,
 		sl := &c.slots[s]
 		if sl.lane == 0 {
 			c.removeTop()
+		} else if sl.lane < 0 {
+			s = c.groups[-sl.lane-1].due()
+			sl = &c.slots[s]
 		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
 			// A lane's representative stood for its head.
 			sl = &c.slots[s]
@@ -381,6 +390,11 @@ func (c *calendar) cancel(id EventID) bool {
 		c.nowLive--
 		return true
 	}
+	if sl.lane < 0 {
+		c.groups[-sl.lane-1].cancel(id.slot)
+		c.release(id.slot)
+		return true
+	}
 	c.removeAt(int(sl.pos))
 	c.release(id.slot)
 	return true
@@ -391,7 +405,7 @@ func (c *calendar) cancel(id EventID) bool {
 // in the heap.
 func (c *calendar) move(id EventID, at Time, class Class) bool {
 	sl, ok := c.live(id)
-	if !ok || sl.pos < 0 {
+	if !ok || sl.pos < 0 || sl.lane < 0 {
 		return false
 	}
 	i := int(sl.pos)
@@ -425,6 +439,9 @@ func (c *calendar) pending(id EventID) (Time, bool) {
 	if sl.pos == posLane || sl.pos == posNow {
 		return sl.at, true
 	}
+	if sl.lane < 0 {
+		return c.groups[-sl.lane-1].heap[sl.pos].at, true
+	}
 	return c.heap[sl.pos].at, true
 }
 
@@ -453,24 +470,30 @@ func (c *calendar) removeAt(i int) {
 }
 
 // up puts x, which belongs at or above the hole at i, in its place.
-func (c *calendar) up(i int, x entry) {
-	h := c.heap
+func (c *calendar) up(i int, x entry) { siftUp(c.heap, c.slots, i, x) }
+
+// down puts x, which belongs at or below the hole at i, in its place.
+func (c *calendar) down(i int, x entry) { siftDown(c.heap, c.slots, i, x) }
+
+// siftUp puts x, which belongs at or above the hole at i of the 4-ary heap
+// h, in its place, keeping the heap positions of the slots it moves.
+func siftUp(h []entry, slots []slot, i int, x entry) {
 	for i > 0 {
 		p := (i - 1) / 4
 		if !x.less(&h[p]) {
 			break
 		}
 		h[i] = h[p]
-		c.slots[h[i].slot].pos = int32(i)
+		slots[h[i].slot].pos = int32(i)
 		i = p
 	}
 	h[i] = x
-	c.slots[x.slot].pos = int32(i)
+	slots[x.slot].pos = int32(i)
 }
 
-// down puts x, which belongs at or below the hole at i, in its place.
-func (c *calendar) down(i int, x entry) {
-	h := c.heap
+// siftDown puts x, which belongs at or below the hole at i of the 4-ary
+// heap h, in its place, keeping the heap positions of the slots it moves.
+func siftDown(h []entry, slots []slot, i int, x entry) {
 	n := len(h)
 	for {
 		first := 4*i + 1
@@ -497,11 +520,11 @@ func (c *calendar) down(i int, x entry) {
 			break
 		}
 		h[i] = h[m]
-		c.slots[h[i].slot].pos = int32(i)
+		slots[h[i].slot].pos = int32(i)
 		i = m
 	}
 	h[i] = x
-	c.slots[x.slot].pos = int32(i)
+	slots[x.slot].pos = int32(i)
 }
 
 // verify checks the heap property, the slot back-pointers, the lanes'
@@ -529,8 +552,16 @@ func (c *calendar) verify() error {
 			want++
 		}
 	}
+	for k, g := range c.groups {
+		if err := g.verify(k); err != nil {
+			return err
+		}
+		if len(g.heap) > 0 {
+			want++
+		}
+	}
 	if reps != want {
-		return errCalendar("calendar: representatives in the heap are not those of the non-empty lanes")
+		return errCalendar("calendar: representatives in the heap are not those of the non-empty lanes and groups")
 	}
 	live := 0
 	for k := range c.now {

@@ -81,7 +81,7 @@ func TestCalendarAgainstSortedSlice(t *testing.T) {
 // compares every pop with a sorted-slice reference ordered by (time, class,
 // sequence), the sequence counted as Schedule counts it. It verifies the
 // heap and the lanes after every operation.
-func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
+func TestCalendarWithLanesAndGroupsAgainstSortedSlice(t *testing.T) {
 	type ref struct {
 		at    Time
 		class Class
@@ -99,6 +99,7 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 		e.NewLane(300, ClassCompletion),
 		e.NewLane(300, ClassTimeout),
 	}
+	groups := []*Group{e.NewGroup(ClassArrival), e.NewGroup(ClassCompletion), e.NewGroup(ClassArrival)}
 	less := func(a, b ref) bool {
 		if a.at != b.at {
 			return a.at < b.at
@@ -116,7 +117,7 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 		live[i] = x
 	}
 	seq, kind := 0, int32(0)
-	compactions := 0
+	compactions, grouped := 0, 0
 	for op := 0; op < 300000; op++ {
 		// Alternate phases that fill the calendar (and the lanes past
 		// their compaction threshold) and phases that drain it.
@@ -149,12 +150,24 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 				break
 			}
 			insert(ref{at, class, seq, kind, c.push(at, 0, class, nil, kind, nil)})
+		case r < 10 && r >= 7:
+			g := groups[rng.IntN(len(groups))]
+			d := time.Duration(rng.IntN(400))
+			if rng.IntN(4) == 0 {
+				d = 0
+			}
+			seq++
+			kind++
+			insert(ref{e.now.Add(d), g.class, seq, kind, g.Schedule(d, nil, kind, nil)})
 		case r < 10:
 			l := lanes[rng.IntN(len(lanes))]
 			seq++
 			kind++
 			insert(ref{e.now.Add(l.Delay()), l.class, seq, kind, l.Schedule(nil, kind, nil)})
 		case r < 14:
+			if sl, ok := c.live(live[0].id); ok && sl.lane < 0 {
+				grouped++
+			}
 			at, key, _, k, _, ok := c.next(MaxTime)
 			want := live[0]
 			live = live[1:]
@@ -216,6 +229,9 @@ func TestCalendarWithLanesAgainstSortedSlice(t *testing.T) {
 	}
 	if compactions < 10 {
 		t.Fatalf("%d lane compactions: the test no longer exercises them", compactions)
+	}
+	if grouped == 0 {
+		t.Fatal("no group events ran: the test no longer exercises groups")
 	}
 	t.Logf("%d lane compactions", compactions)
 }

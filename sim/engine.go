@@ -189,6 +189,9 @@ func (e *Engine) run(until Time, n int) int {
 				c.heap[0] = x
 				c.slots[x.slot].pos = 0
 			}
+		} else if sl.lane < 0 {
+			s = c.groups[-sl.lane-1].due()
+			sl = &c.slots[s] // the representative stood for its group's least
 		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
 			sl = &c.slots[s] // the representative stood for its lane's head
 		} else {
