@@ -245,6 +245,86 @@ func Execute(ctx context.Context, p *Plan, ex Executor, workers int, progress fu
 	return agg.res, err
 }
 
+// ExecuteAll runs plans as Execute runs each, one after the other on the
+// same workers, except that the next plan starts as soon as every
+// replication of the one before is running: the workers that the end of
+// an experiment leaves idle (its last replications, one scenario's
+// replications longer than the rest) go to the next instead of waiting.
+// At most one plan a worker and one more are started and not yet handed
+// on. Each replication
+// still has its own engine, so the results are Execute's.
+//
+// started, if not nil, is called as a plan starts. finished is called in
+// plan order, from one goroutine, with what Execute would have returned
+// for the plan, or with nil and nil for a plan that never started because
+// ctx was cancelled; when it returns false, the plans still running stop
+// and finished is not called again. Executors that do not run in parallel
+// (real mode) run one plan at a time.
+func ExecuteAll(ctx context.Context, plans []*Plan, ex Executor, workers int, progress func(), started func(*Plan), finished func(*Plan, *results.Experiment, error) bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	if !ex.Parallel() {
+		workers = 1
+	}
+	running := make(chan struct{}, max(workers, 1))
+	// Plans started and not yet handed to finished: a plan waiting for
+	// finished holds its results, so they are bounded too.
+	ahead := make(chan struct{}, cap(running)+1)
+	type outcome struct {
+		res *results.Experiment
+		err error
+	}
+	outs := make([]chan outcome, len(plans))
+	for i := range outs {
+		outs[i] = make(chan outcome, 1)
+	}
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait() // no goroutine outlives the call
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, p := range plans {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				outs[i] <- outcome{}
+				continue
+			}
+			if started != nil {
+				started(p)
+			}
+			next, ended := make(chan struct{}), make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(ended)
+				agg := NewAggregator(p)
+				err := runItems(ctx, p, ex, running, progress, agg, func() { close(next) })
+				outs[i] <- outcome{agg.res, err}
+			}()
+			if ex.Parallel() {
+				<-next
+			} else {
+				<-ended
+			}
+		}
+	}()
+	for i, p := range plans {
+		o := <-outs[i]
+		if !finished(p, o.res, o.err) {
+			return
+		}
+		select {
+		case <-ahead:
+		default: // a plan that never started took no place
+		}
+	}
+}
+
 // RunItems runs the work items of p that p.Shard owns and hands them to
 // s in Item order. Items are dispatched in order and at most window of them
 // are out (running, or finished and waiting for an earlier one), so that
@@ -253,12 +333,21 @@ func Execute(ctx context.Context, p *Plan, ex Executor, workers int, progress fu
 // before them are. Scenarios are resolved one at a time as workers become
 // free, so that a large sweep never holds all its topologies.
 func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress func(), s Sink) error {
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if !ex.Parallel() {
 		workers = 1
 	}
+	return runItems(ctx, p, ex, make(chan struct{}, workers), progress, s, nil)
+}
+
+// runItems is RunItems with its workers taking a token of running from
+// running (whose capacity is the number of workers) for each replication,
+// so that several runs may share them, and dispatched, if not nil, called
+// once every item is running or finished, or the dispatch stopped.
+func runItems(ctx context.Context, p *Plan, ex Executor, running chan struct{}, progress func(), s Sink, dispatched func()) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := cap(running)
 	window := 4*workers + p.Reps
 	tokens := make(chan struct{}, window)
 
@@ -277,6 +366,9 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 	var dispatchErr error
 	go func() {
 		defer close(jobs)
+		if dispatched != nil {
+			defer dispatched()
+		}
 		for i := range p.X.NumScenarios() {
 			if !p.Shard.ownsAny(i*p.Reps, p.Reps) {
 				continue
@@ -310,12 +402,21 @@ func RunItems(ctx context.Context, p *Plan, ex Executor, workers int, progress f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
+			for {
+				// The token first: a job handed out is a job running.
+				running <- struct{}{}
+				j, ok := <-jobs
+				if !ok {
+					<-running
+					return
+				}
 				if ctx.Err() != nil {
+					<-running
 					continue
 				}
 				opt := model.Options{NoSeries: p.sweep() || j.rep > 0}
 				r, err := runSafely(ctx, ex, &j.sc.Topology, ReplicationSeed(p.Seed, j.rep), opt)
+				<-running
 				if r != nil && opt.NoSeries {
 					// Only the first replication of a variant is drawn.
 					r.Points = nil

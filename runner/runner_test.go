@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -320,5 +322,96 @@ func TestPanicIsAnError(t *testing.T) {
 	_, err = Execute(context.Background(), p, panicking{}, 2, nil)
 	if err == nil || !strings.Contains(err.Error(), "internal error: index out of range") || !strings.Contains(err.Error(), "--seed 3") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// concurrent counts the replications running at once, and in which plan
+// (by seed), and sleeps in each so that they overlap.
+type concurrent struct {
+	mu        sync.Mutex
+	now, most int
+	seeds     map[uint64]int // seed → replications of it running now
+	overlap   bool           // two plans' replications ran at once
+}
+
+func (*concurrent) Parallel() bool { return true }
+
+func (c *concurrent) Run(_ context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+	c.mu.Lock()
+	c.now++
+	c.most = max(c.most, c.now)
+	c.seeds[seed]++
+	if len(c.seeds) > 1 {
+		c.overlap = true
+	}
+	c.mu.Unlock()
+	time.Sleep(time.Duration(1+seed%5) * time.Millisecond)
+	c.mu.Lock()
+	c.now--
+	if c.seeds[seed]--; c.seeds[seed] == 0 {
+		delete(c.seeds, seed)
+	}
+	c.mu.Unlock()
+	return &results.Run{Seed: seed, Duration: 1, FirstTimeout: -1, Tiers: []results.Tier{{Name: "fe"}}}, nil
+}
+
+// ExecuteAll gives each plan what Execute gives it, in plan order, runs
+// the next plan's replications beside the last of the one before, and never
+// more replications at once than workers.
+func TestExecuteAll(t *testing.T) {
+	var plans []*Plan
+	for i, src := range []string{small, sweep, small, sweep} {
+		f := writeFile(t, "p.toml", src)
+		x, err := LoadFile(f, input.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, &Plan{Path: f, Stem: "p", X: x, Seed: uint64(10 + i), Reps: 1 + i%2, Mode: "sim"})
+	}
+	var got []*results.Experiment
+	ExecuteAll(context.Background(), plans, Sim{}, 2, nil, nil, func(p *Plan, res *results.Experiment, err error) bool {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != plans[len(got)] {
+			t.Fatalf("plan %d handed on in place %d", slices.Index(plans, p), len(got))
+		}
+		got = append(got, res)
+		return true
+	})
+	if len(got) != len(plans) {
+		t.Fatalf("%d plans finished of %d", len(got), len(plans))
+	}
+	for i, p := range plans {
+		want, err := Execute(context.Background(), p, Sim{}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("plan %d: ExecuteAll's result differs from Execute's", i)
+		}
+	}
+
+	// Each plan has its own seed, so the executor sees which are running.
+	c := &concurrent{seeds: map[uint64]int{}}
+	for _, p := range plans {
+		p.Reps = 1
+	}
+	ExecuteAll(context.Background(), plans, c, 2, nil, nil, func(*Plan, *results.Experiment, error) bool { return true })
+	if c.most > 2 {
+		t.Errorf("%d replications ran at once on 2 workers", c.most)
+	}
+	if !c.overlap {
+		t.Error("no plan started before the one before it had finished")
+	}
+
+	// When finished says stop, it is not called again.
+	n := 0
+	ExecuteAll(context.Background(), plans, Sim{}, 2, nil, nil, func(*Plan, *results.Experiment, error) bool {
+		n++
+		return false
+	})
+	if n != 1 {
+		t.Errorf("finished called %d times after it said stop", n)
 	}
 }

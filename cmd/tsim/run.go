@@ -150,13 +150,13 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	}
 
 	var notRun []string
-	for _, p := range plans {
-		if ctx.Err() != nil {
-			notRun = append(notRun, p.Path+": not run")
-			continue
-		}
-		prog.describe(p.Name())
-		if p.Shard.Sharded() {
+	if sh.Sharded() {
+		for _, p := range plans {
+			if ctx.Err() != nil {
+				notRun = append(notRun, p.Path+": not run")
+				continue
+			}
+			prog.describe(p.Name())
 			dir, complete, err := runner.RunShard(func(s runner.Sink) error { return runner.RunItems(ctx, p, ex, workers, prog.add, s) }, p, p.Sources, versionString())
 			prog.finish()
 			if err != nil {
@@ -172,22 +172,36 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 				c.out(e, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
 					p.Name(), p.Path, p.Shard.Index(), p.Shard.Of(), p.Shard.Count(p.Items()), p.Items(), dir, filepath.Separator)
 			}
-			continue
 		}
-		res, err := runner.Execute(ctx, p, ex, workers, prog.add)
-		if err != nil {
+	} else {
+		// The next experiment starts while the last replications of the
+		// one before run; results still arrive, and are written, in order.
+		var failed error
+		runner.ExecuteAll(ctx, plans, ex, workers, prog.add,
+			func(p *runner.Plan) { prog.describe(p.Name()) },
+			func(p *runner.Plan, res *results.Experiment, err error) bool {
+				switch {
+				case err != nil:
+					failed = err
+					return false
+				case res == nil:
+					notRun = append(notRun, p.Path+": not run")
+					return true
+				}
+				if !res.Complete() {
+					notRun = append(notRun, runner.DescribeMissing(p, res))
+				}
+				if res.Finished > 0 {
+					toWrite <- finished{p, res}
+				}
+				return true
+			})
+		if failed != nil {
 			stop()
 			prog.finish()
-			c.errorf(e, "%v", err)
+			c.errorf(e, "%v", failed)
 			return exitFailure
 		}
-		if !res.Complete() {
-			notRun = append(notRun, runner.DescribeMissing(p, res))
-		}
-		if res.Finished == 0 {
-			continue
-		}
-		toWrite <- finished{p, res}
 	}
 	status = stop()
 	prog.finish()
