@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"hash"
 	"hash/adler32"
-	"io"
 	"math/bits"
 	"slices"
 )
@@ -15,18 +14,23 @@ import (
 // back) and of the row above (a row back) and keeps the longer, then codes
 // blocks of these with Huffman codes of their own (RFC 1951). It takes
 // less than half of compress/flate's BestSpeed time (which hashes every
-// position) for files about a fifth larger on plots; what it writes is a
-// zlib stream (RFC 1950) any decoder reads.
+// position) for files about a fifth larger on plots.
+//
+// A rowDeflate writes one strip of rows of a picture as a run of DEFLATE
+// blocks that ends on a byte boundary, so that the strips of a picture,
+// compressed each on its own, concatenate into one DEFLATE stream: a
+// strip's first row may copy from the row above, the last of the strip
+// before, which the decoder has by then (the picture is at hand, so the
+// strip's compressor reads it too).
 
-// rowDeflate is a zlib stream being written, one row at a time.
+// rowDeflate is a strip of a DEFLATE stream being written, one row at a
+// time.
 type rowDeflate struct {
-	w      io.Writer
-	err    error
-	acc    uint64 // bits not yet written, the first in the low bits
+	acc    uint64 // bits not yet in out, the first in the low bits
 	nacc   uint
 	out    []byte
 	stride int         // bytes in a row
-	sum    hash.Hash32 // Adler-32 of what was written
+	sum    hash.Hash32 // Adler-32 of the rows written
 	// dist are the two distances a match copies from: 3 (the pixel to
 	// the left) and stride (the row above; 0 when too far for DEFLATE).
 	dist     [2]int
@@ -82,8 +86,8 @@ func distCode(d int) (sym uint16, xn uint, xv uint64) {
 	panic("plots: distance beyond DEFLATE's window")
 }
 
-func newRowDeflate(w io.Writer, stride int) *rowDeflate {
-	z := &rowDeflate{w: w, stride: stride, sum: adler32.New(), out: make([]byte, 0, 1<<16), tokens: make([]uint32, 0, blockTokens)}
+func newRowDeflate(stride int) *rowDeflate {
+	z := &rowDeflate{stride: stride, sum: adler32.New(), tokens: make([]uint32, 0, blockTokens)}
 	z.dist[0] = 3
 	if stride <= 32768 {
 		z.dist[1] = stride
@@ -93,8 +97,13 @@ func newRowDeflate(w io.Writer, stride int) *rowDeflate {
 			z.distSym[k], z.distXN[k], z.distXV[k] = distCode(d)
 		}
 	}
-	z.out = append(z.out, 0x78, 0x01) // zlib: deflate, 32 KB window, no dictionary
 	return z
+}
+
+// reset starts a strip, appended to out.
+func (z *rowDeflate) reset(out []byte) {
+	z.out, z.acc, z.nacc = out, 0, 0
+	z.sum.Reset()
 }
 
 // bits writes the n low bits of b.
@@ -105,17 +114,7 @@ func (z *rowDeflate) bits(b uint64, n uint) {
 		z.out = binary.LittleEndian.AppendUint32(z.out, uint32(z.acc))
 		z.acc >>= 32
 		z.nacc -= 32
-		if len(z.out) >= 1<<16-8 {
-			z.flush()
-		}
 	}
-}
-
-func (z *rowDeflate) flush() {
-	if z.err == nil && len(z.out) > 0 {
-		_, z.err = z.w.Write(z.out)
-	}
-	z.out = z.out[:0]
 }
 
 // matchLen is how many bytes, up to max, a[i:] and a[j:] have in common.
@@ -278,9 +277,6 @@ func (z *rowDeflate) block(final bool) {
 			z.out = binary.LittleEndian.AppendUint32(z.out, uint32(acc))
 			acc >>= 32
 			nacc -= 32
-			if len(z.out) >= 1<<16-8 {
-				z.flush()
-			}
 		}
 	}
 	z.acc, z.nacc = acc, nacc
@@ -289,17 +285,25 @@ func (z *rowDeflate) block(final bool) {
 	z.litFreq, z.distFreq = [286]int{}, [30]int{}
 }
 
-// close writes the last block and ends the stream.
-func (z *rowDeflate) close() error {
-	z.block(true)
+// end writes the strip's last block and ends it on a byte boundary: the
+// final block of the stream, or an empty stored block after the last
+// (what zlib's sync flush writes), whose length starts on a byte.
+func (z *rowDeflate) end(final bool) []byte {
+	if len(z.tokens) > 0 || final {
+		z.block(final)
+	}
+	if !final {
+		z.bits(0, 3) // not final, BTYPE 00: stored
+	}
 	for z.nacc > 0 {
 		z.out = append(z.out, byte(z.acc))
 		z.acc >>= 8
 		z.nacc -= min(8, z.nacc)
 	}
-	z.out = binary.BigEndian.AppendUint32(z.out, z.sum.Sum32())
-	z.flush()
-	return z.err
+	if !final {
+		z.out = append(z.out, 0, 0, 0xff, 0xff) // LEN 0, NLEN
+	}
+	return z.out
 }
 
 // huffmanLengths returns the code length of each symbol of a Huffman code

@@ -6,6 +6,9 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // encodePNG writes m as a PNG. A picture is opaque (drawn on white), so it
@@ -13,14 +16,48 @@ import (
 // image/png would try all five filters on every row and keep the best, and
 // compress/flate hash every position (together a third of the time of
 // drawing a picture). A plot's rows are mostly runs of one colour and
-// copies of the row above, which rowDeflate finds unfiltered. An image
-// with a pixel that is not opaque goes to image/png.
+// copies of the row above, which rowDeflate finds unfiltered.
+//
+// The rows are cut into strips of a number of rows that depends only on
+// the width, compressed at once on up to GOMAXPROCS goroutines, and
+// written in order: the bytes are the same however many run. Whether
+// every pixel is opaque is seen as the rows are turned to RGB; an image
+// with a pixel that is not goes to image/png.
 func encodePNG(w io.Writer, m *image.RGBA) error {
 	b := m.Bounds()
-	if b.Empty() || !m.Opaque() {
+	if b.Empty() {
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, m)
 	}
 	width, height := b.Dx(), b.Dy()
+	stride := 1 + 3*width
+	rows := stripRows(stride)
+	strips := make([]pngStrip, (height+rows-1)/rows)
+	var next atomic.Int64
+	var translucent atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(strips)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			z := newRowDeflate(stride)
+			buf := make([]byte, 2*stride) // the row before, then this one
+			for !translucent.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(strips) {
+					return
+				}
+				y0, y1 := i*rows, min(height, (i+1)*rows)
+				if !compressStrip(z, buf, m, y0, y1, i == len(strips)-1, &strips[i]) {
+					translucent.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if translucent.Load() {
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, m)
+	}
+
 	e := &pngWriter{w: w}
 	e.write([]byte("\x89PNG\r\n\x1a\n"))
 	var ihdr [13]byte
@@ -30,29 +67,102 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 	ihdr[9] = 2 // colour type: RGB
 	// compression, filter and interlace methods 0
 	e.chunk("IHDR", ihdr[:])
+	e.chunk("IDAT", []byte{0x78, 0x01}) // zlib: deflate, 32 KB window, no dictionary
+	sum := uint32(1)                    // the Adler-32 of nothing
+	for _, s := range strips {
+		e.chunk("IDAT", s.data)
+		sum = adler32Combine(sum, s.sum, s.n)
+	}
+	e.chunk("IDAT", binary.BigEndian.AppendUint32(nil, sum))
+	e.chunk("IEND", nil)
+	return e.err
+}
 
-	stride := 1 + 3*width
-	z := newRowDeflate(idatWriter{e}, stride)
-	buf := make([]byte, 2*stride) // the row before, then this one
-	for y := range height {
-		cur := buf[stride:]
-		cur[0] = 0 // filter None
-		p := m.Pix[y*m.Stride : y*m.Stride+4*width]
-		for x, j := 0, 1; x < 4*width; x, j = x+4, j+3 {
-			cur[j], cur[j+1], cur[j+2] = p[x], p[x+1], p[x+2]
+// stripBytes is about how many bytes of rows a strip holds: enough that
+// the blocks a strip ends early cost nothing to speak of, few enough that
+// a picture has strips for every core.
+const stripBytes = 1 << 18
+
+// stripRows is how many rows of stride bytes a strip holds.
+func stripRows(stride int) int { return max(1, stripBytes/stride) }
+
+// pngStrip is a strip of rows compressed: DEFLATE blocks ending on a byte
+// boundary, and the Adler-32 of the n bytes of the rows.
+type pngStrip struct {
+	data []byte
+	sum  uint32
+	n    int
+}
+
+// compressStrip compresses rows y0 to y1 of m (relative to its bounds)
+// into s, the last strip of the stream if final; false if a pixel is not
+// opaque. buf holds two rows.
+func compressStrip(z *rowDeflate, buf []byte, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
+	stride := z.stride
+	prev, cur := buf[:stride], buf[stride:]
+	row := func(y int, dst []byte) bool {
+		off := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
+		return rgbRow(dst[1:], m.Pix[off:off+4*m.Rect.Dx()])
+	}
+	// The strip's first row may copy from the row above, the last of the
+	// strip before.
+	if y0 > 0 && !row(y0-1, prev) {
+		return false
+	}
+	z.reset(make([]byte, 0, stripBytes/8))
+	for y := y0; y < y1; y++ {
+		if !row(y, cur) {
+			return false
 		}
 		if y == 0 {
 			z.writeRow(cur)
 		} else {
 			z.writeRow(buf)
 		}
-		copy(buf, cur)
+		copy(prev, cur)
 	}
-	if err := z.close(); err != nil {
-		return err
+	s.data = z.end(final)
+	s.sum, s.n = z.sum.Sum32(), (y1-y0)*stride
+	return true
+}
+
+// rgbRow writes the RGB of the RGBA pixels p to dst (3 bytes for each 4 of
+// p), four pixels at a time; false if a pixel is not opaque.
+func rgbRow(dst, p []byte) bool {
+	const (
+		alpha2 = 0xff000000_ff000000
+		low3   = 0x00000000_00ffffff
+		high3  = 0x0000ffff_ff000000
+	)
+	all := uint64(alpha2)
+	x, j := 0, 0
+	for ; x+16 <= len(p); x, j = x+16, j+12 {
+		p0 := binary.LittleEndian.Uint64(p[x:])
+		p1 := binary.LittleEndian.Uint64(p[x+8:])
+		all &= p0 & p1
+		q0 := p0&low3 | p0>>8&high3 // six bytes: r g b r g b
+		q1 := p1&low3 | p1>>8&high3
+		binary.LittleEndian.PutUint64(dst[j:], q0|q1<<48)
+		binary.LittleEndian.PutUint32(dst[j+8:], uint32(q1>>16))
 	}
-	e.chunk("IEND", nil)
-	return e.err
+	opaque := all&alpha2 == alpha2
+	for ; x < len(p); x, j = x+4, j+3 {
+		dst[j], dst[j+1], dst[j+2] = p[x], p[x+1], p[x+2]
+		opaque = opaque && p[x+3] == 0xff
+	}
+	return opaque
+}
+
+// adler32Combine is the Adler-32 of the bytes of sum a followed by n bytes
+// of sum b (as zlib's adler32_combine).
+func adler32Combine(a, b uint32, n int) uint32 {
+	const mod = 65521
+	rem := uint64(n % mod)
+	a1, a2 := uint64(a&0xffff), uint64(a>>16)
+	b1, b2 := uint64(b&0xffff), uint64(b>>16)
+	s1 := (a1 + b1 + mod - 1) % mod
+	s2 := (rem*a1 + a2 + b2 + mod - rem) % mod
+	return uint32(s2<<16 | s1)
 }
 
 // pngWriter writes PNG chunks and keeps the first error.
@@ -79,15 +189,4 @@ func (e *pngWriter) chunk(typ string, data []byte) {
 	e.write(head[:])
 	e.write(data)
 	e.write(tail[:])
-}
-
-// idatWriter writes what it is given as one IDAT chunk.
-type idatWriter struct{ e *pngWriter }
-
-func (w idatWriter) Write(b []byte) (int, error) {
-	w.e.chunk("IDAT", b)
-	if w.e.err != nil {
-		return 0, w.e.err
-	}
-	return len(b), nil
 }

@@ -2,10 +2,12 @@ package plots
 
 import (
 	"bytes"
+	"hash/adler32"
 	"image"
 	"image/color"
 	"image/png"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -61,6 +63,14 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 		{"lines", lines(white(1200, 800)), false},
 		{"noise", noise, false},
 		{"wider than the window", lines(speckle(white(11_000, 40), 300, false)), false},
+		// Strips of stripRows rows: one row short of, exactly and one row
+		// past a whole number of strips, and a strip of one row.
+		{"a row short of two strips", lines(speckle(white(600, 2*stripRows(1+3*600)-1), 2000, false)), false},
+		{"two strips", lines(speckle(white(600, 2*stripRows(1+3*600)), 2000, false)), false},
+		{"a row past two strips", lines(speckle(white(600, 2*stripRows(1+3*600)+1), 2000, false)), false},
+		{"strips of one row", lines(speckle(white(stripBytes/3+1, 5), 500, false)), false},
+		{"translucent in the last strip", translucentAt(lines(white(400, 3*stripRows(1+3*400))), 399, 3*stripRows(1+3*400)-1), true},
+		{"not at the origin", lines(speckle(white(300, 900), 500, false)).SubImage(image.Rect(7, 3, 290, 880)).(*image.RGBA), false},
 	} {
 		var buf bytes.Buffer
 		if err := encodePNG(&buf, tc.m); err != nil {
@@ -79,17 +89,72 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 			want, _ = png.Decode(&ref)
 		}
 		b := tc.m.Bounds()
-		if got.Bounds() != b {
+		if got.Bounds().Size() != b.Size() {
 			t.Fatalf("%s: bounds %v, want %v", tc.name, got.Bounds(), b)
 		}
-		for y := range b.Dy() {
-			for x := range b.Dx() {
+		gb := got.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
 				r0, g0, b0, a0 := want.At(x, y).RGBA()
-				r1, g1, b1, a1 := got.At(x, y).RGBA()
+				gx, gy := x-b.Min.X+gb.Min.X, y-b.Min.Y+gb.Min.Y
+				r1, g1, b1, a1 := got.At(gx, gy).RGBA()
 				if r0 != r1 || g0 != g1 || b0 != b1 || a0 != a1 {
-					t.Fatalf("%s: pixel (%d, %d) = %v, want %v", tc.name, x, y, got.At(x, y), want.At(x, y))
+					t.Fatalf("%s: pixel (%d, %d) = %v, want %v", tc.name, x, y, got.At(gx, gy), want.At(x, y))
 				}
 			}
+		}
+	}
+}
+
+// translucentAt makes m's pixel (x, y) half transparent.
+func translucentAt(m *image.RGBA, x, y int) *image.RGBA {
+	m.SetRGBA(x, y, color.RGBA{0x40, 0x40, 0x40, 0x80})
+	return m
+}
+
+// encodePNG writes the same bytes however many goroutines compress the
+// strips.
+func TestEncodePNGDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := image.NewRGBA(image.Rect(0, 0, 900, 5*stripRows(1+3*900)+3))
+	for i := range m.Pix {
+		m.Pix[i] = 0xff
+	}
+	for range 20_000 {
+		m.SetRGBA(rng.IntN(900), rng.IntN(m.Rect.Dy()), color.RGBA{uint8(rng.IntN(256)), 0x72, 0xb2, 0xff})
+	}
+	var want []byte
+	for _, procs := range []int{1, 2, 3, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		var buf bytes.Buffer
+		err := encodePNG(&buf, m)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = buf.Bytes()
+		} else if !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("GOMAXPROCS %d: %d bytes differ from GOMAXPROCS 1's %d", procs, buf.Len(), len(want))
+		}
+	}
+}
+
+// adler32Combine of the sums of two pieces is the sum of the whole, for
+// pieces empty, short and longer than the modulus.
+func TestAdler32Combine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = uint8(rng.IntN(256))
+		if i > 100_000 {
+			data[i] = 0xff // sums that wrap often
+		}
+	}
+	for _, cut := range []int{0, 1, 65520, 65521, 65522, 150_000, len(data)} {
+		a, b := adler32.Checksum(data[:cut]), adler32.Checksum(data[cut:])
+		if got, want := adler32Combine(a, b, len(data)-cut), adler32.Checksum(data); got != want {
+			t.Errorf("cut at %d: %08x, want %08x", cut, got, want)
 		}
 	}
 }
