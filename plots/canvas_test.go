@@ -1,9 +1,12 @@
 package plots
 
 import (
+	"bytes"
 	"image"
 	"image/color"
+	imagedraw "image/draw"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -104,5 +107,54 @@ func TestStampGlyphDrawsTheGlyph(t *testing.T) {
 	}
 	if math.Abs(inkA-inkB) > 0.03*inkA || far > 0 {
 		t.Errorf("stamped ink %.0f, drawn %.0f; %d pixels far off", inkB, inkA, far)
+	}
+}
+
+// maskOver sets the bits image/draw's DrawMask (uniform colour, Over)
+// sets: masks empty, full and in between, in runs longer and shorter than
+// a word, colours opaque and translucent, clipped at every edge.
+func TestMaskOverIsDrawMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const w, h = 61, 47
+	for round := range 300 {
+		base := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := range base.Pix {
+			base.Pix[i] = uint8(rng.IntN(256))
+		}
+		for i := 3; i < len(base.Pix); i += 4 {
+			if round%2 == 0 {
+				base.Pix[i] = 0xff
+			}
+			for k := 1; k <= 3; k++ { // premultiplied: no channel above alpha
+				base.Pix[i-k] = min(base.Pix[i-k], base.Pix[i])
+			}
+		}
+		mask := image.NewAlpha(image.Rect(0, 0, 5+rng.IntN(40), 5+rng.IntN(30)))
+		for i := 0; i < len(mask.Pix); {
+			v := [...]uint8{0, 0xff, uint8(rng.IntN(256))}[rng.IntN(3)]
+			for n := rng.IntN(20); n > 0 && i < len(mask.Pix); n-- {
+				mask.Pix[i] = v
+				i++
+			}
+		}
+		var clr color.Color = color.RGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), 0xff}
+		if round%3 == 0 {
+			clr = color.NRGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))}
+		}
+		at := image.Pt(rng.IntN(w+20)-20, rng.IntN(h+20)-20)
+		r := mask.Rect.Add(at)
+		mp := image.Point{}
+		if round%5 == 0 { // a part of the mask
+			mp = image.Pt(rng.IntN(4), rng.IntN(4))
+		}
+		want := image.NewRGBA(base.Rect)
+		copy(want.Pix, base.Pix)
+		imagedraw.DrawMask(want, r, image.NewUniform(clr), image.Point{}, mask, mp, imagedraw.Over)
+		got := image.NewRGBA(base.Rect)
+		copy(got.Pix, base.Pix)
+		maskOver(got, r, clr, mask, mp)
+		if !bytes.Equal(got.Pix, want.Pix) {
+			t.Fatalf("round %d: colour %v, mask %v at %v from %v: pixels differ from DrawMask's", round, clr, mask.Rect, at, mp)
+		}
 	}
 }

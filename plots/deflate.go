@@ -346,13 +346,19 @@ func huffman(freq []int) []uint8 {
 		left, right int // children's indexes in nodes, -1 for a leaf
 		sym         int
 	}
-	var nodes []node
+	nodes := make([]node, 0, 2*len(freq))
 	for s, w := range freq {
 		if w > 0 {
 			nodes = append(nodes, node{w, -1, -1, s})
 		}
 	}
-	slices.SortStableFunc(nodes, func(a, b node) int { return a.w - b.w })
+	// By weight, then symbol: the order of a stable sort of the leaves.
+	slices.SortFunc(nodes, func(a, b node) int {
+		if a.w != b.w {
+			return a.w - b.w
+		}
+		return a.sym - b.sym
+	})
 	leaves := len(nodes)
 	li, ii := 0, leaves // next leaf, next inner node
 	take := func() int {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -70,9 +71,29 @@ func (f *Figure) Pixels() (w, h int) {
 // WritePNG renders the figure as a PNG image.
 func (f *Figure) WritePNG(w io.Writer) error {
 	w0, h0 := f.Pixels()
-	img := image.NewRGBA(image.Rect(0, 0, w0, h0))
+	img, pix := pooledRGBA(w0, h0)
+	defer pixels.Put(pix)
 	f.draw(drawHeader(pad(draw.New(newRGBACanvas(img)), 8), f.heading(), f.subtitle))
 	return encodePNG(w, img)
+}
+
+// pixels keeps the pixels of pictures written (*[]uint8) for the next:
+// a picture is megabytes, which a fresh image would have the runtime
+// clear and the system map page by page, only for the canvas to paint
+// them white (newRGBACanvas paints every pixel, whatever was there).
+var pixels sync.Pool
+
+// pooledRGBA is an image of w×h pixels on pixels from the pool, their
+// values left as they were, and the pixels to put back.
+func pooledRGBA(w, h int) (*image.RGBA, *[]uint8) {
+	n := 4 * w * h
+	pix, _ := pixels.Get().(*[]uint8)
+	if pix == nil || cap(*pix) < n {
+		pix = new([]uint8)
+		*pix = make([]uint8, n)
+	}
+	*pix = (*pix)[:n]
+	return &image.RGBA{Pix: *pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}, pix
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision
