@@ -447,18 +447,19 @@ func maskOver(dst *image.RGBA, r image.Rectangle, clr color.Color, mask *image.A
 		mrow := mask.Pix[mo : mo+w : mo+w]
 		do := dst.PixOffset(r.Min.X, y)
 		drow := dst.Pix[do : do+4*w : do+4*w]
-		for x := 0; x < w; {
-			if x+8 <= w {
-				switch word := binary.LittleEndian.Uint64(mrow[x:]); {
-				case word == 0:
-					x += 8
+		for x := 0; x < w; x++ {
+			if x&7 == 0 && x+8 <= w {
+				word := binary.LittleEndian.Uint64(mrow[x:])
+				if word == 0 {
+					x += 7
 					continue
-				case word == ^uint64(0) && opaque:
+				}
+				if word == ^uint64(0) && opaque {
 					d := drow[4*x : 4*x+32 : 4*x+32]
 					for k := 0; k < 32; k += 4 {
 						binary.LittleEndian.PutUint32(d[k:], pxw)
 					}
-					x += 8
+					x += 7
 					continue
 				}
 			}
@@ -477,7 +478,6 @@ func maskOver(dst *image.RGBA, r image.Rectangle, clr color.Color, mask *image.A
 				d[2] = uint8((uint32(d[2])*a + sb*ma) / m >> 8)
 				d[3] = uint8((uint32(d[3])*a + sa*ma) / m >> 8)
 			}
-			x++
 		}
 	}
 }
