@@ -2,8 +2,6 @@ package plots
 
 import (
 	"encoding/binary"
-	"hash"
-	"hash/adler32"
 	"math/bits"
 	"slices"
 )
@@ -29,8 +27,7 @@ type rowDeflate struct {
 	acc    uint64 // bits not yet in out, the first in the low bits
 	nacc   uint
 	out    []byte
-	stride int         // bytes in a row
-	sum    hash.Hash32 // Adler-32 of the rows written
+	stride int // bytes in a row
 	// dist are the two distances a match copies from: 3 (the pixel to
 	// the left) and stride (the row above; 0 when too far for DEFLATE).
 	dist     [2]int
@@ -87,7 +84,7 @@ func distCode(d int) (sym uint16, xn uint, xv uint64) {
 }
 
 func newRowDeflate(stride int) *rowDeflate {
-	z := &rowDeflate{stride: stride, sum: adler32.New(), tokens: make([]uint32, 0, blockTokens)}
+	z := &rowDeflate{stride: stride, tokens: make([]uint32, 0, blockTokens)}
 	z.dist[0] = 3
 	if stride <= 32768 {
 		z.dist[1] = stride
@@ -103,7 +100,6 @@ func newRowDeflate(stride int) *rowDeflate {
 // reset starts a strip, appended to out.
 func (z *rowDeflate) reset(out []byte) {
 	z.out, z.acc, z.nacc = out, 0, 0
-	z.sum.Reset()
 }
 
 // bits writes the n low bits of b.
@@ -136,7 +132,6 @@ func matchLen(a []byte, i, j, max int) int {
 // writeRow compresses one row of exactly stride bytes. buf holds the row
 // before (stride bytes, or none for the first) followed by this one.
 func (z *rowDeflate) writeRow(buf []byte) {
-	z.sum.Write(buf[len(buf)-z.stride:])
 	up := z.dist[1]
 	if len(buf) < 2*z.stride {
 		up = 0 // the first row

@@ -100,18 +100,19 @@ type pngStrip struct {
 func compressStrip(z *rowDeflate, buf []byte, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
 	stride := z.stride
 	prev, cur := buf[:stride], buf[stride:]
-	row := func(y int, dst []byte) bool {
+	sum := newAdler()
+	row := func(y int, dst []byte, sum *adler) bool {
 		off := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
-		return rgbRow(dst[1:], m.Pix[off:off+4*m.Rect.Dx()])
+		return rgbRow(dst[1:], m.Pix[off:off+4*m.Rect.Dx()], sum)
 	}
 	// The strip's first row may copy from the row above, the last of the
-	// strip before.
-	if y0 > 0 && !row(y0-1, prev) {
+	// strip before (whose sum is that strip's).
+	if y0 > 0 && !row(y0-1, prev, new(adler)) {
 		return false
 	}
 	z.reset(make([]byte, 0, stripBytes/8))
 	for y := y0; y < y1; y++ {
-		if !row(y, cur) {
+		if !row(y, cur, &sum) {
 			return false
 		}
 		if y == 0 {
@@ -122,18 +123,31 @@ func compressStrip(z *rowDeflate, buf []byte, m *image.RGBA, y0, y1 int, final b
 		copy(prev, cur)
 	}
 	s.data = z.end(final)
-	s.sum, s.n = z.sum.Sum32(), (y1-y0)*stride
+	s.sum, s.n = sum.sum32(), (y1-y0)*stride
 	return true
 }
 
 // rgbRow writes the RGB of the RGBA pixels p to dst (3 bytes for each 4 of
-// p), four pixels at a time; false if a pixel is not opaque.
-func rgbRow(dst, p []byte) bool {
+// p), four pixels at a time, and adds a row of a filter byte 0 and them
+// to sum; false if a pixel is not opaque.
+func rgbRow(dst, p []byte, sum *adler) bool {
 	const (
 		alpha2 = 0xff000000_ff000000
 		low3   = 0x00000000_00ffffff
 		high3  = 0x0000ffff_ff000000
+		lanes  = 0x00ff00ff_00ff00ff
+		ones   = 0x00010001_00010001
+		// The weights of the bytes of twelve in s2, 12 for the first to
+		// 1 for the last, as 16-bit lanes multiplied into the top lane:
+		// of the even bytes of the first eight, the odd, and of the
+		// even and odd of the last four.
+		wEven8 = 6 | 8<<16 | 10<<32 | 12<<48
+		wOdd8  = 5 | 7<<16 | 9<<32 | 11<<48
+		wEven4 = 2 | 4<<16
+		wOdd4  = 1 | 3<<16
 	)
+	s1, s2 := sum.s1, sum.s2
+	s2 += s1 // the filter byte
 	all := uint64(alpha2)
 	x, j := 0, 0
 	for ; x+16 <= len(p); x, j = x+16, j+12 {
@@ -142,21 +156,43 @@ func rgbRow(dst, p []byte) bool {
 		all &= p0 & p1
 		q0 := p0&low3 | p0>>8&high3 // six bytes: r g b r g b
 		q1 := p1&low3 | p1>>8&high3
-		binary.LittleEndian.PutUint64(dst[j:], q0|q1<<48)
-		binary.LittleEndian.PutUint32(dst[j+8:], uint32(q1>>16))
+		a, b := q0|q1<<48, q1>>16 // eight bytes, then four
+		binary.LittleEndian.PutUint64(dst[j:], a)
+		binary.LittleEndian.PutUint32(dst[j+8:], uint32(b))
+		ae, ao := a&lanes, a>>8&lanes
+		be, bo := b&lanes, b>>8&lanes
+		s2 += 12*s1 + (ae*wEven8)>>48 + (ao*wOdd8)>>48 + (be*wEven4)>>16&0xffff + (bo*wOdd4)>>16&0xffff
+		s1 += ((ae+ao)*ones)>>48 + ((be+bo)*ones)>>16&0xffff
 	}
 	opaque := all&alpha2 == alpha2
 	for ; x < len(p); x, j = x+4, j+3 {
 		dst[j], dst[j+1], dst[j+2] = p[x], p[x+1], p[x+2]
 		opaque = opaque && p[x+3] == 0xff
+		for _, c := range dst[j : j+3] {
+			s1 += uint64(c)
+			s2 += s1
+		}
 	}
+	sum.s1, sum.s2 = s1%adlerMod, s2%adlerMod
 	return opaque
 }
+
+// adlerMod is Adler-32's modulus.
+const adlerMod = 65521
+
+// adler is an Adler-32 being summed; a row of up to a few hundred
+// thousand bytes adds to s1 and s2 without overflow before they are
+// reduced.
+type adler struct{ s1, s2 uint64 }
+
+func newAdler() adler { return adler{s1: 1} }
+
+func (a adler) sum32() uint32 { return uint32(a.s2%adlerMod)<<16 | uint32(a.s1%adlerMod) }
 
 // adler32Combine is the Adler-32 of the bytes of sum a followed by n bytes
 // of sum b (as zlib's adler32_combine).
 func adler32Combine(a, b uint32, n int) uint32 {
-	const mod = 65521
+	const mod = adlerMod
 	rem := uint64(n % mod)
 	a1, a2 := uint64(a&0xffff), uint64(a>>16)
 	b1, b2 := uint64(b&0xffff), uint64(b>>16)

@@ -2,10 +2,13 @@ package plots
 
 import (
 	"bytes"
+	"compress/zlib"
+	"encoding/binary"
 	"hash/adler32"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -76,6 +79,9 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 		if err := encodePNG(&buf, tc.m); err != nil {
 			t.Fatal(err)
 		}
+		if !tc.alpha {
+			checkZlib(t, tc.name, buf.Bytes(), tc.m.Bounds().Dy()*(1+3*tc.m.Bounds().Dx()))
+		}
 		got, err := png.Decode(&buf)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -102,6 +108,58 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 					t.Fatalf("%s: pixel (%d, %d) = %v, want %v", tc.name, x, y, got.At(gx, gy), want.At(x, y))
 				}
 			}
+		}
+	}
+}
+
+// checkZlib reads the zlib stream of a PNG's IDAT chunks to its end
+// (which checks its Adler-32, as image/png need not) and wants n bytes.
+func checkZlib(t *testing.T, name string, file []byte, n int) {
+	t.Helper()
+	var idat []byte
+	for p := file[8:]; len(p) >= 12; {
+		l := int(binary.BigEndian.Uint32(p))
+		if string(p[4:8]) == "IDAT" {
+			idat = append(idat, p[8:8+l]...)
+		}
+		p = p[12+l:]
+	}
+	r, err := zlib.NewReader(bytes.NewReader(idat))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("%s: the zlib stream: %v", name, err)
+	}
+	if len(data) != n {
+		t.Fatalf("%s: the zlib stream holds %d bytes, want %d", name, len(data), n)
+	}
+}
+
+// rgbRow's Adler-32 is that of a filter byte 0 and the row's RGB, for
+// widths on either side of its four pixels at a time.
+func TestRGBRowSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for width := range 41 {
+		p := make([]byte, 4*width)
+		for i := range p {
+			p[i] = uint8(rng.IntN(256))
+			if i%4 == 3 || width%3 == 0 {
+				p[i] = 0xff
+			}
+		}
+		dst := make([]byte, 1+3*width)
+		sum := newAdler()
+		for range 3 { // a strip of three rows
+			if !rgbRow(dst[1:], p, &sum) {
+				t.Fatalf("width %d: not opaque", width)
+			}
+		}
+		row := append([]byte(nil), dst...)
+		all := append(append(append([]byte(nil), row...), row...), row...)
+		if got, want := sum.sum32(), adler32.Checksum(all); got != want {
+			t.Errorf("width %d: %08x, want %08x", width, got, want)
 		}
 	}
 }
