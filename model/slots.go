@@ -44,8 +44,10 @@ type slots struct {
 	onChange func()
 
 	// lanes, if set, replace the single FIFO: one queue per slot (see
-	// newLaneSlots).
+	// newLaneSlots); order, for a large pool, keeps them in the order the
+	// pick goes by.
 	lanes []lane
+	order *laneOrder
 }
 
 // lane is one connection of a per-connection pool and the calls bound to it.
@@ -53,6 +55,78 @@ type lane struct {
 	busy bool
 	ring
 	live int
+}
+
+// idle reports whether a call can have the connection now.
+func (l *lane) idle() bool { return !l.busy && l.live == 0 }
+
+// laneScanMax is the largest per-connection pool that acquireLane scans;
+// larger ones (a limit of thousands: wcf-async-module-10k) keep their
+// connections in a laneOrder, which picks the same connection in
+// O(log n) instead of O(n).
+var laneScanMax = 32 // a variable for the test that compares the two
+
+// laneOrder is a binary min-heap of a pool's connections in the order the
+// scan picks them: idle ones first, then fewer calls bound, then the lower
+// index, so that its root is the scan's pick.
+type laneOrder struct {
+	h   []int32 // connection indices
+	pos []int32 // pos[k] is k's index in h
+}
+
+// newLaneOrder returns the order of n idle connections: by index, which
+// is a heap already.
+func newLaneOrder(n int) *laneOrder {
+	o := &laneOrder{h: make([]int32, n), pos: make([]int32, n)}
+	for k := range n {
+		o.h[k], o.pos[k] = int32(k), int32(k)
+	}
+	return o
+}
+
+// before reports whether connection a goes before b.
+func laneBefore(lanes []lane, a, b int32) bool {
+	la, lb := &lanes[a], &lanes[b]
+	if ia, ib := la.idle(), lb.idle(); ia != ib {
+		return ia
+	}
+	if la.live != lb.live {
+		return la.live < lb.live
+	}
+	return a < b
+}
+
+// fix restores the order after connection k changed.
+func (o *laneOrder) fix(lanes []lane, k int) {
+	h := o.h
+	i := int(o.pos[k])
+	x := h[i]
+	for i > 0 { // up
+		p := (i - 1) / 2
+		if !laneBefore(lanes, x, h[p]) {
+			break
+		}
+		h[i] = h[p]
+		o.pos[h[i]] = int32(i)
+		i = p
+	}
+	for { // down
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && laneBefore(lanes, h[c+1], h[c]) {
+			c++
+		}
+		if !laneBefore(lanes, h[c], x) {
+			break
+		}
+		h[i] = h[c]
+		o.pos[h[i]] = int32(i)
+		i = c
+	}
+	h[i] = x
+	o.pos[x] = int32(i)
 }
 
 // ring is a FIFO of tickets in a growable ring buffer whose length is 0 or
@@ -69,7 +143,11 @@ func newSlots(e *sim.Engine, limit int) *slots { return &slots{e: e, limit: limi
 // fewest waiters and written only when that connection finishes, even if
 // another one frees first (head-of-line blocking).
 func newLaneSlots(e *sim.Engine, limit int) *slots {
-	return &slots{e: e, limit: limit, lanes: make([]lane, limit)}
+	s := &slots{e: e, limit: limit, lanes: make([]lane, limit)}
+	if limit > laneScanMax {
+		s.order = newLaneOrder(limit)
+	}
+	return s
 }
 
 func (s *slots) free() bool { return s.limit == 0 || s.inUse < s.limit }
@@ -94,19 +172,26 @@ func (s *slots) acquire(w *waitRec, h sim.Handler, kind int32, arg any) bool {
 	return false
 }
 
+// acquireLane binds w to the first idle connection, or else to the first
+// of those with the fewest calls bound.
 func (s *slots) acquireLane(w *waitRec, h sim.Handler, kind int32, arg any) bool {
 	best := -1
-	for k := range s.lanes {
-		l := &s.lanes[k]
-		if !l.busy && l.live == 0 {
-			l.busy = true
-			s.inUse++
-			w.lane = k
-			s.changed()
+	if s.order != nil {
+		best = int(s.order.h[0])
+		if l := &s.lanes[best]; l.idle() {
+			s.takeLane(w, best)
 			return true
 		}
-		if best < 0 || l.live < s.lanes[best].live {
-			best = k
+	} else {
+		for k := range s.lanes {
+			l := &s.lanes[k]
+			if l.idle() {
+				s.takeLane(w, k)
+				return true
+			}
+			if best < 0 || l.live < s.lanes[best].live {
+				best = k
+			}
 		}
 	}
 	w.h, w.kind, w.arg, w.active, w.q, w.since, w.lane = h, kind, arg, true, s, s.e.Now(), best
@@ -114,9 +199,26 @@ func (s *slots) acquireLane(w *waitRec, h sim.Handler, kind int32, arg any) bool
 	w.ticket = s.tickets
 	s.lanes[best].push(ticket{w, w.ticket})
 	s.lanes[best].live++
+	s.reorder(best)
 	s.waiting++
 	s.changed()
 	return false
+}
+
+// takeLane gives idle connection k to w.
+func (s *slots) takeLane(w *waitRec, k int) {
+	s.lanes[k].busy = true
+	s.reorder(k)
+	s.inUse++
+	w.lane = k
+	s.changed()
+}
+
+// reorder notes that connection k changed (busy, or calls bound).
+func (s *slots) reorder(k int) {
+	if s.order != nil {
+		s.order.fix(s.lanes, k)
+	}
 }
 
 // releaseLane frees connection k, writing the next request bound to it.
@@ -131,6 +233,7 @@ func (s *slots) releaseLane(k int) {
 		w.active = false
 		w.granted = true
 		l.live--
+		s.reorder(k)
 		s.waiting--
 		h, kd, a := w.h, w.kind, w.arg
 		w.h, w.arg = nil, nil
@@ -139,6 +242,7 @@ func (s *slots) releaseLane(k int) {
 		return
 	}
 	l.busy = false
+	s.reorder(k)
 	s.inUse--
 	s.changed()
 }
@@ -151,6 +255,7 @@ func (s *slots) abandon(w *waitRec) bool {
 	}
 	if s.lanes != nil {
 		s.lanes[w.lane].live--
+		s.reorder(w.lane)
 	}
 	w.active = false
 	w.h, w.arg = nil, nil

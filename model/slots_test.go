@@ -65,3 +65,77 @@ func TestSharedQueueHandsToStillWaiting(t *testing.T) {
 		t.Fatalf("granted %q, inUse %d", g.got, s.inUse)
 	}
 }
+
+// A large per-connection pool keeps its connections in a laneOrder rather
+// than scanning them; it binds every call to the connection the scan
+// would, through random acquisitions, releases (handing over to the next
+// bound call) and calls that give up.
+func TestLaneOrderPicksAsTheScan(t *testing.T) {
+	const n = 40
+	rng := sim.NewStreams(5).Stream("lane-order")
+	type pool struct {
+		e *sim.Engine
+		s *slots
+		w []*waitRec // w[i]: the i-th acquisition's record
+	}
+	pools := make([]*pool, 2)
+	for i, limit := range []int{1 << 30, 0} { // scan, then order
+		laneScanMax = limit
+		e := sim.New(1)
+		pools[i] = &pool{e: e, s: newLaneSlots(e, n)}
+		laneScanMax = 32
+	}
+	if pools[0].s.order != nil || pools[1].s.order == nil {
+		t.Fatal("the pools are not one scanned and one ordered")
+	}
+	g := &grants{}
+	holding, waiting, bound := 0, 0, 0
+	for op := range 20000 {
+		r := rng.IntN(10)
+		for _, p := range pools {
+			p.e.Run(sim.MaxTime) // deliver the grants
+		}
+		switch {
+		case r < 5: // a call wants a connection
+			var got [2]int
+			var ok [2]bool
+			for i, p := range pools {
+				w := &waitRec{}
+				p.w = append(p.w, w)
+				ok[i] = p.s.acquire(w, g, int32(op), nil)
+				got[i] = w.lane
+			}
+			if got[0] != got[1] || ok[0] != ok[1] {
+				t.Fatalf("op %d: scan binds to %d (%v), order to %d (%v)", op, got[0], ok[0], got[1], ok[1])
+			}
+			if !ok[0] {
+				bound++
+			}
+		case r < 8: // a busy connection finishes its call
+			k := rng.IntN(n)
+			if !pools[0].s.lanes[k].busy {
+				continue
+			}
+			for _, p := range pools {
+				p.s.releaseLane(k)
+			}
+			holding++
+		default: // a bound call gives up
+			i := rng.IntN(len(pools[0].w))
+			for _, p := range pools {
+				if p.s.abandon(p.w[i]) {
+					waiting++
+				}
+			}
+		}
+		for k := range n {
+			a, b := pools[0].s.lanes[k], pools[1].s.lanes[k]
+			if a.busy != b.busy || a.live != b.live {
+				t.Fatalf("op %d: connection %d differs: scan %v/%d, order %v/%d", op, k, a.busy, a.live, b.busy, b.live)
+			}
+		}
+	}
+	if bound < 1000 || holding < 1000 || waiting < 100 {
+		t.Fatalf("%d calls bound, %d releases, %d give-ups: the test no longer exercises a full pool", bound, holding, waiting)
+	}
+}
