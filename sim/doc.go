@@ -15,8 +15,12 @@
 // after they are scheduled, such as request deadlines (and, in model, the
 // constant think times, waits and transfers), can go through a Lane
 // instead: a FIFO with only its head in the heap, so that cancelling them,
-// which is a deadline's usual fate, costs O(1), and the heap stays shallow. Engine.Reschedule moves a pending
-// event in one sift (the processor-sharing CPU moves its completion so).
+// which is a deadline's usual fate, costs O(1), and the heap stays shallow.
+// The events of a population that vary (in model, the think times of
+// thousands of users) can go in a Group: a heap of their own with only
+// their earliest in the calendar's, so that the other events sift a
+// shallow heap. Engine.Reschedule moves a pending event in one sift (the
+// processor-sharing CPU moves its completion so).
 // An event scheduled with no delay (a slot handed to its next waiter) waits
 // in a FIFO of its class, never in the heap. None of these changes the
 // order in which events run.
