@@ -455,18 +455,23 @@ func (c *calendar) removeTop() {
 	}
 }
 
-func (c *calendar) removeAt(i int) {
-	last := len(c.heap) - 1
-	x := c.heap[last]
-	c.heap = c.heap[:last]
+func (c *calendar) removeAt(i int) { c.heap = heapRemove(c.heap, c.slots, i) }
+
+// heapRemove removes the i-th entry of the 4-ary heap h and returns the
+// shorter heap.
+func heapRemove(h []entry, slots []slot, i int) []entry {
+	last := len(h) - 1
+	x := h[last]
+	h = h[:last]
 	if i == last {
-		return
+		return h
 	}
-	if x.less(&c.heap[i]) {
-		c.up(i, x)
+	if x.less(&h[i]) {
+		siftUp(h, slots, i, x)
 	} else {
-		c.down(i, x)
+		siftDown(h, slots, i, x)
 	}
+	return h
 }
 
 // up puts x, which belongs at or above the hole at i, in its place.

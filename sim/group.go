@@ -104,19 +104,7 @@ func (g *Group) due() int32 {
 }
 
 // removeAt removes the i-th event of the group's heap.
-func (g *Group) removeAt(i int) {
-	last := len(g.heap) - 1
-	x := g.heap[last]
-	g.heap = g.heap[:last]
-	if i == last {
-		return
-	}
-	if x.less(&g.heap[i]) {
-		siftUp(g.heap, g.c.slots, i, x)
-	} else {
-		siftDown(g.heap, g.c.slots, i, x)
-	}
-}
+func (g *Group) removeAt(i int) { g.heap = heapRemove(g.heap, g.c.slots, i) }
 
 // cancel removes the group's event in slot s.
 func (g *Group) cancel(s int32) {
