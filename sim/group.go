@@ -46,9 +46,6 @@ func (e *Engine) NewGroup(class Class) *Group {
 	return g
 }
 
-// Len returns how many of the group's events are scheduled.
-func (g *Group) Len() int { return len(g.heap) }
-
 // Schedule arranges for h.OnEvent(e, kind, arg) to run after delay d
 // (negative delays count as zero), as Engine.Schedule(d, class, h, kind,
 // arg) would.
