@@ -129,6 +129,15 @@ func matchLen(a []byte, i, j, max int) int {
 	return n
 }
 
+// copyStarts has bit 8j+7 set for each j < 6 where bytes j, j+1 and j+2
+// of x are zero: where x is two words xored, the bytes at which a copy of
+// three or more starts.
+func copyStarts(x uint64) uint64 {
+	const low7, high = 0x7f7f7f7f_7f7f7f7f, 0x80808080_80808080
+	zero := ^((x&low7 + low7) | x | low7) // 0x80 in each zero byte
+	return zero & (zero >> 8) & (zero >> 16) & 0x0000_8080_8080_8080
+}
+
 // writeRow compresses one row of exactly stride bytes. buf holds the row
 // before (stride bytes, or none for the first) followed by this one.
 func (z *rowDeflate) writeRow(buf []byte) {
@@ -138,6 +147,34 @@ func (z *rowDeflate) writeRow(buf []byte) {
 	}
 	const three = 0xffffff // a match needs three bytes: look at them before measuring
 	for i := len(buf) - z.stride; i < len(buf); {
+		// Where neither copy starts at any of the next six bytes (the
+		// anti-aliased edges of lines), they are six literals: the
+		// tokens the test below, byte by byte, would make.
+		if i+8 <= len(buf) && i >= 3 && len(z.tokens)+6 <= blockTokens {
+			x := binary.LittleEndian.Uint64(buf[i:])
+			starts := copyStarts(x ^ binary.LittleEndian.Uint64(buf[i-3:]))
+			if up > 0 {
+				starts |= copyStarts(x ^ binary.LittleEndian.Uint64(buf[i-up:]))
+			}
+			n := 6
+			if starts != 0 {
+				n = bits.TrailingZeros64(starts) / 8
+			}
+			t := z.tokens[len(z.tokens) : len(z.tokens)+n]
+			for j := range t {
+				b := buf[i+j]
+				t[j] = uint32(b)
+				z.litFreq[b]++
+			}
+			z.tokens = z.tokens[:len(z.tokens)+n]
+			i += n
+			if len(z.tokens) == blockTokens {
+				z.block(false)
+			}
+			if n == 6 {
+				continue
+			}
+		}
 		rest := min(258, len(buf)-i)
 		best, k := 0, 0
 		if rest >= 4 && i >= 3 {

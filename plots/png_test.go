@@ -247,3 +247,94 @@ func TestHuffmanLengths(t *testing.T) {
 		}
 	}
 }
+
+// writeRowBytewise is writeRow without its six literals at a time: the
+// test at every byte.
+func (z *rowDeflate) writeRowBytewise(buf []byte) {
+	up := z.dist[1]
+	if len(buf) < 2*z.stride {
+		up = 0
+	}
+	for i := len(buf) - z.stride; i < len(buf); {
+		rest := min(258, len(buf)-i)
+		best, k := 0, 0
+		if rest >= 3 && i >= 3 {
+			best = matchLen(buf, i, i-3, rest)
+			// The row above from four bytes left on (where a copy may
+			// be longer than three).
+			if up > 0 && rest >= 4 {
+				if n := matchLen(buf, i, i-up, rest); n > best {
+					best, k = n, 1
+				}
+			}
+		}
+		if best < 3 {
+			z.tokens = append(z.tokens, uint32(buf[i]))
+			z.litFreq[buf[i]]++
+			i++
+		} else {
+			z.tokens = append(z.tokens, matchFlag|uint32(best)<<1|uint32(k))
+			z.litFreq[lenSym[best]]++
+			z.distFreq[z.distSym[k]]++
+			i += best
+		}
+		if len(z.tokens) == blockTokens {
+			z.block(false)
+		}
+	}
+}
+
+// writeRow writes what the test at every byte writes: noise, runs, copies
+// of the row above and rows with a few changes, through many blocks.
+func TestWriteRowIsBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, width := range []int{1, 2, 3, 5, 17, 400, 11_000} {
+		stride := 1 + 3*width
+		rows := make([][]byte, 300)
+		for y := range rows {
+			r := make([]byte, stride)
+			switch y % 4 {
+			case 0: // noise
+				for i := 1; i < stride; i++ {
+					r[i] = uint8(rng.IntN(4))
+				}
+			case 1: // the row above
+				copy(r, rows[y-1])
+			case 2: // the row above with a few changes
+				copy(r, rows[y-1])
+				for range 1 + width/20 {
+					r[1+rng.IntN(stride-1)] = uint8(rng.IntN(256))
+				}
+			case 3: // runs of a colour
+				for i := 1; i < stride; {
+					c := [3]uint8{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))}
+					for n := rng.IntN(9); n > 0 && i+3 <= stride; n-- {
+						copy(r[i:], c[:])
+						i += 3
+					}
+					if i+3 > stride {
+						break
+					}
+				}
+			}
+			r[0] = 0
+			rows[y] = r
+		}
+		a, b := newRowDeflate(stride), newRowDeflate(stride)
+		a.reset(nil)
+		b.reset(nil)
+		buf := make([]byte, 0, 2*stride)
+		for y, r := range rows {
+			buf = buf[:0]
+			if y > 0 {
+				buf = append(buf, rows[y-1]...)
+			}
+			buf = append(buf, r...)
+			a.writeRow(buf)
+			b.writeRowBytewise(buf)
+		}
+		if !bytes.Equal(a.end(true), b.end(true)) {
+			t.Errorf("width %d: writeRow writes other bytes than the test at every byte", width)
+		}
+	}
+}
