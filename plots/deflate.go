@@ -287,30 +287,50 @@ func (z *rowDeflate) block(final bool) {
 		ds := z.distSym[k]
 		mcode[k], mn[k] = distCodes[ds]|z.distXV[k]<<distLen[ds], uint(distLen[ds])+z.distXN[k]
 	}
+	// Each literal's and each length's code (with its extra bits) and
+	// how many bits: code | n<<56.
+	const codeBits = 1<<56 - 1
+	var litTab [256]uint64
+	for c := range litTab {
+		litTab[c] = litCode[c] | uint64(litLen[c])<<56
+	}
+	var lenTab [512]uint64 // by length, 3–258
+	for l := 3; l <= 258; l++ {
+		s := lenSym[l]
+		lenTab[l] = (litCode[s] | lenXV[l]<<litLen[s]) | uint64(uint(litLen[s])+lenXN[l])<<56
+	}
+	// At most 8 bytes a token: written in place, in room made first.
+	out := slices.Grow(z.out, 8*len(z.tokens)+8)
+	o := len(out)
+	out = out[:cap(out)]
 	acc, nacc := z.acc, z.nacc
 	for _, t := range z.tokens {
 		if t&matchFlag == 0 {
-			acc |= litCode[t] << nacc
-			nacc += uint(litLen[t])
+			e := litTab[uint8(t)]
+			acc |= (e & codeBits) << nacc
+			nacc += uint(e >> 56)
 		} else {
-			l, k := (t&^matchFlag)>>1, t&1
-			s := lenSym[l]
-			acc |= (litCode[s] | lenXV[l]<<litLen[s]) << nacc
-			nacc += uint(litLen[s]) + lenXN[l]
+			e := lenTab[t>>1&511]
+			acc |= (e & codeBits) << nacc
+			nacc += uint(e >> 56)
 			if nacc >= 32 {
-				z.out = binary.LittleEndian.AppendUint32(z.out, uint32(acc))
+				binary.LittleEndian.PutUint32(out[o:], uint32(acc))
+				o += 4
 				acc >>= 32
 				nacc -= 32
 			}
+			k := t & 1
 			acc |= mcode[k] << nacc
 			nacc += mn[k]
 		}
 		if nacc >= 32 {
-			z.out = binary.LittleEndian.AppendUint32(z.out, uint32(acc))
+			binary.LittleEndian.PutUint32(out[o:], uint32(acc))
+			o += 4
 			acc >>= 32
 			nacc -= 32
 		}
 	}
+	z.out = out[:o]
 	z.acc, z.nacc = acc, nacc
 	z.bits(litCode[256], uint(litLen[256]))
 	z.tokens = z.tokens[:0]
