@@ -113,9 +113,21 @@ func (z *rowDeflate) bits(b uint64, n uint) {
 	}
 }
 
-// matchLen is how many bytes, up to max, a[i:] and a[j:] have in common.
+// matchLen is how many bytes, up to max, a[i:] and a[j:] have in common:
+// 32 bytes at a time, then 8, then one.
 func matchLen(a []byte, i, j, max int) int {
 	n := 0
+	for n+32 <= max {
+		p, q := a[i+n:i+n+32:i+n+32], a[j+n:j+n+32:j+n+32]
+		x0 := binary.LittleEndian.Uint64(p) ^ binary.LittleEndian.Uint64(q)
+		x1 := binary.LittleEndian.Uint64(p[8:]) ^ binary.LittleEndian.Uint64(q[8:])
+		x2 := binary.LittleEndian.Uint64(p[16:]) ^ binary.LittleEndian.Uint64(q[16:])
+		x3 := binary.LittleEndian.Uint64(p[24:]) ^ binary.LittleEndian.Uint64(q[24:])
+		if x0|x1|x2|x3 != 0 {
+			break
+		}
+		n += 32
+	}
 	for n+8 <= max {
 		x := binary.LittleEndian.Uint64(a[i+n:]) ^ binary.LittleEndian.Uint64(a[j+n:])
 		if x != 0 {
