@@ -139,12 +139,12 @@ func rgbRow(dst, p []byte, sum *adler) bool {
 		ones   = 0x00010001_00010001
 		// The weights of the bytes of twelve in s2, 12 for the first to
 		// 1 for the last, as 16-bit lanes multiplied into the top lane:
-		// of the even bytes of the first eight, the odd, and of the
-		// even and odd of the last four.
+		// of the even bytes of the first eight, the odd, and of the last
+		// four (bytes 0 and 2 in the low lanes, 1 and 3 in the high).
+		// The products' lanes add up to less than 1<<16: no carries.
 		wEven8 = 6 | 8<<16 | 10<<32 | 12<<48
 		wOdd8  = 5 | 7<<16 | 9<<32 | 11<<48
-		wEven4 = 2 | 4<<16
-		wOdd4  = 1 | 3<<16
+		wLast4 = 1 | 3<<16 | 2<<32 | 4<<48
 	)
 	s1, s2 := sum.s1, sum.s2
 	s2 += s1 // the filter byte
@@ -160,9 +160,9 @@ func rgbRow(dst, p []byte, sum *adler) bool {
 		binary.LittleEndian.PutUint64(dst[j:], a)
 		binary.LittleEndian.PutUint32(dst[j+8:], uint32(b))
 		ae, ao := a&lanes, a>>8&lanes
-		be, bo := b&lanes, b>>8&lanes
-		s2 += 12*s1 + (ae*wEven8)>>48 + (ao*wOdd8)>>48 + (be*wEven4)>>16&0xffff + (bo*wOdd4)>>16&0xffff
-		s1 += ((ae+ao)*ones)>>48 + ((be+bo)*ones)>>16&0xffff
+		bl := b&0x00ff00ff | (b>>8&0x00ff00ff)<<32
+		s2 += 12*s1 + (ae*wEven8+ao*wOdd8+bl*wLast4)>>48
+		s1 += ((ae + ao + bl) * ones) >> 48
 	}
 	opaque := all&alpha2 == alpha2
 	for ; x < len(p); x, j = x+4, j+3 {
