@@ -6,6 +6,7 @@ import (
 	"image/color"
 	imagedraw "image/draw"
 	"math"
+	"sync"
 
 	"git.sr.ht/~sbinet/gg"
 	"golang.org/x/image/font"
@@ -498,12 +499,26 @@ type faceKey struct {
 	size vg.Length
 }
 
-// glyphKey names a glyph drawn at a sub-pixel position.
+// glyphKey names a glyph of a font at a size drawn at a sub-pixel
+// position.
 type glyphKey struct {
-	face   font.Face
+	face   faceKey
 	r      rune
 	fx, fy fixed.Int26_6 // the position's fraction of a pixel
 }
+
+// glyphs keeps the glyphs rasterised for every picture (a glyph is the
+// same whichever face of its font and size rasterised it), up to
+// maxGlyphs of them; past that, a canvas keeps its own. Pictures are drawn
+// at once on several goroutines.
+var glyphs struct {
+	sync.Mutex
+	m map[glyphKey]*glyph
+}
+
+// maxGlyphs bounds the glyphs kept for every picture: tens of thousands
+// of glyphs of a hundred or so bytes each.
+const maxGlyphs = 1 << 16
 
 // glyph is a rasterised glyph: its mask, where the mask goes relative to
 // the whole pixel of the position, and the advance.
@@ -546,7 +561,7 @@ func (c *rgbaCanvas) FillString(f plotfont.Face, pt vg.Point, str string) {
 		if prev >= 0 {
 			dot.X += face.Kern(prev, r)
 		}
-		g := c.glyph(face, r, dot)
+		g := c.glyph(key, face, r, dot)
 		if g.ok {
 			whole := image.Point{X: dot.X.Floor(), Y: dot.Y.Floor()}
 			dr := g.dr.Add(whole)
@@ -557,13 +572,21 @@ func (c *rgbaCanvas) FillString(f plotfont.Face, pt vg.Point, str string) {
 	}
 }
 
-// glyph returns r of face rasterised at dot's fraction of a pixel.
-func (c *rgbaCanvas) glyph(face font.Face, r rune, dot fixed.Point26_6) *glyph {
-	k := glyphKey{face, r, dot.X & 63, dot.Y & 63}
+// glyph returns r of face (named fk) rasterised at dot's fraction of a
+// pixel.
+func (c *rgbaCanvas) glyph(fk faceKey, face font.Face, r rune, dot fixed.Point26_6) *glyph {
+	k := glyphKey{fk, r, dot.X & 63, dot.Y & 63}
 	if g, ok := c.glyphs[k]; ok {
 		return g
 	}
-	g := &glyph{}
+	glyphs.Lock()
+	g, ok := glyphs.m[k]
+	glyphs.Unlock()
+	if ok {
+		c.glyphs[k] = g
+		return g
+	}
+	g = &glyph{}
 	at := fixed.Point26_6{X: k.fx, Y: k.fy}
 	dr, mask, maskp, advance, ok := face.Glyph(at, r)
 	if ok {
@@ -572,6 +595,14 @@ func (c *rgbaCanvas) glyph(face font.Face, r rune, dot fixed.Point26_6) *glyph {
 		g.ok, g.dr, g.mask, g.advance = true, dr, m, advance
 	}
 	c.glyphs[k] = g
+	glyphs.Lock()
+	if glyphs.m == nil {
+		glyphs.m = map[glyphKey]*glyph{}
+	}
+	if len(glyphs.m) < maxGlyphs {
+		glyphs.m[k] = g
+	}
+	glyphs.Unlock()
 	return g
 }
 
