@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -71,29 +72,59 @@ func (f *Figure) Pixels() (w, h int) {
 // WritePNG renders the figure as a PNG image.
 func (f *Figure) WritePNG(w io.Writer) error {
 	w0, h0 := f.Pixels()
-	img, pix := pooledRGBA(w0, h0)
-	defer pixels.Put(pix)
+	img := pooledRGBA(w0, h0)
+	defer keepPixels(img.Pix)
 	f.draw(drawHeader(pad(draw.New(newRGBACanvas(img)), 8), f.heading(), f.subtitle))
 	return encodePNG(w, img)
 }
 
-// pixels keeps the pixels of pictures written (*[]uint8) for the next:
-// a picture is megabytes, which a fresh image would have the runtime
-// clear and the system map page by page, only for the canvas to paint
-// them white (newRGBACanvas paints every pixel, whatever was there).
-var pixels sync.Pool
+// pixels keeps the pixels of pictures written for the next, up to
+// keptPixels bytes: a picture is megabytes, which a fresh image would
+// have the runtime clear and the system map page by page, only for the
+// canvas to paint them white (newRGBACanvas paints every pixel, whatever
+// was there). A sync.Pool would lose them at every collection.
+var pixels struct {
+	sync.Mutex
+	free  [][]uint8
+	bytes int
+}
 
-// pooledRGBA is an image of w×h pixels on pixels from the pool, their
-// values left as they were, and the pixels to put back.
-func pooledRGBA(w, h int) (*image.RGBA, *[]uint8) {
+// keptPixels bounds the bytes of pixels kept: the pictures of an
+// experiment, drawn at once.
+const keptPixels = 64 << 20
+
+// pooledRGBA is an image of w×h pixels, on kept pixels if some are large
+// enough (their values left as they were).
+func pooledRGBA(w, h int) *image.RGBA {
 	n := 4 * w * h
-	pix, _ := pixels.Get().(*[]uint8)
-	if pix == nil || cap(*pix) < n {
-		pix = new([]uint8)
-		*pix = make([]uint8, n)
+	var pix []uint8
+	pixels.Lock()
+	best := -1
+	for i, p := range pixels.free {
+		if cap(p) >= n && (best < 0 || cap(p) < cap(pixels.free[best])) {
+			best = i
+		}
 	}
-	*pix = (*pix)[:n]
-	return &image.RGBA{Pix: *pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}, pix
+	if best >= 0 {
+		pix = pixels.free[best]
+		pixels.bytes -= cap(pix)
+		pixels.free = slices.Delete(pixels.free, best, best+1)
+	}
+	pixels.Unlock()
+	if pix == nil {
+		pix = make([]uint8, n)
+	}
+	return &image.RGBA{Pix: pix[:n], Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}
+}
+
+// keepPixels keeps pix for the next picture, if there is room.
+func keepPixels(pix []uint8) {
+	pixels.Lock()
+	defer pixels.Unlock()
+	if pixels.bytes+cap(pix) <= keptPixels {
+		pixels.free = append(pixels.free, pix)
+		pixels.bytes += cap(pix)
+	}
 }
 
 // Okabe–Ito colours: distinguishable with the common colour-vision

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -40,14 +41,14 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		go func() {
 			defer wg.Done()
 			z := newRowDeflate(stride)
-			buf := make([]byte, 2*stride) // the row before, then this one
+			var buf []byte
 			for !translucent.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(strips) {
 					return
 				}
 				y0, y1 := i*rows, min(height, (i+1)*rows)
-				if !compressStrip(z, buf, m, y0, y1, i == len(strips)-1, &strips[i]) {
+				if !compressStrip(z, &buf, m, y0, y1, i == len(strips)-1, &strips[i]) {
 					translucent.Store(true)
 				}
 			}
@@ -58,6 +59,13 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, m)
 	}
 
+	if g, ok := w.(interface{ Grow(int) }); ok { // a bytes.Buffer: one allocation
+		n := 8 + 12 + 13 + 12 + 2 + 12 + 4 + 12
+		for _, s := range strips {
+			n += 12 + len(s.data)
+		}
+		g.Grow(n)
+	}
 	e := &pngWriter{w: w}
 	e.write([]byte("\x89PNG\r\n\x1a\n"))
 	var ihdr [13]byte
@@ -96,33 +104,37 @@ type pngStrip struct {
 
 // compressStrip compresses rows y0 to y1 of m (relative to its bounds)
 // into s, the last strip of the stream if final; false if a pixel is not
-// opaque. buf holds two rows.
-func compressStrip(z *rowDeflate, buf []byte, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
+// opaque. buf is room for the rows and one more, reused from strip to
+// strip as z is.
+func compressStrip(z *rowDeflate, buf *[]byte, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
 	stride := z.stride
-	prev, cur := buf[:stride], buf[stride:]
+	// The rows in RGB one after the other, after the row above the strip
+	// (the last of the strip before, which its first may copy from; its
+	// sum is that strip's) or none.
+	above := min(y0, 1)
+	if n := (y1 - y0 + above) * stride; cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	rows := (*buf)[:(y1-y0+above)*stride]
 	sum := newAdler()
-	row := func(y int, dst []byte, sum *adler) bool {
+	for y := y0 - above; y < y1; y++ {
 		off := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
-		return rgbRow(dst[1:], m.Pix[off:off+4*m.Rect.Dx()], sum)
-	}
-	// The strip's first row may copy from the row above, the last of the
-	// strip before (whose sum is that strip's).
-	if y0 > 0 && !row(y0-1, prev, new(adler)) {
-		return false
-	}
-	z.reset(make([]byte, 0, stripBytes/8))
-	for y := y0; y < y1; y++ {
-		if !row(y, cur, &sum) {
+		at := (y - y0 + above) * stride
+		into := &sum
+		if y < y0 {
+			into = new(adler)
+		}
+		rows[at] = 0 // filter None
+		if !rgbRow(rows[at+1:at+stride], m.Pix[off:off+4*m.Rect.Dx()], into) {
 			return false
 		}
-		if y == 0 {
-			z.writeRow(cur)
-		} else {
-			z.writeRow(buf)
-		}
-		copy(prev, cur)
 	}
-	s.data = z.end(final)
+	z.reset(z.out[:0])
+	for y := y0; y < y1; y++ {
+		at := (y - y0 + above) * stride
+		z.writeRow(rows[max(0, at-stride) : at+stride])
+	}
+	s.data = bytes.Clone(z.end(final))
 	s.sum, s.n = sum.sum32(), (y1-y0)*stride
 	return true
 }
