@@ -218,6 +218,25 @@ func (z *rowDeflate) writeRow(buf []byte) {
 	}
 }
 
+// copyRow compresses a row that is the row above again: copies of the
+// row above, 258 bytes at a time (the last two shorter if need be, none
+// shorter than three).
+func (z *rowDeflate) copyRow() {
+	for rest := z.stride; rest > 0; {
+		n := min(258, rest)
+		if r := rest - n; r > 0 && r < 3 {
+			n -= 3 - r
+		}
+		z.tokens = append(z.tokens, matchFlag|uint32(n)<<1|1)
+		z.litFreq[lenSym[n]]++
+		z.distFreq[z.distSym[1]]++
+		rest -= n
+		if len(z.tokens) == blockTokens {
+			z.block(false)
+		}
+	}
+}
+
 // clOrder is the order in which the code length code's lengths are sent.
 var clOrder = [19]int{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
 

@@ -41,14 +41,14 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		go func() {
 			defer wg.Done()
 			z := newRowDeflate(stride)
-			var buf []byte
+			var room stripRoom
 			for !translucent.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(strips) {
 					return
 				}
 				y0, y1 := i*rows, min(height, (i+1)*rows)
-				if !compressStrip(z, &buf, m, y0, y1, i == len(strips)-1, &strips[i]) {
+				if !compressStrip(z, &room, m, y0, y1, i == len(strips)-1, &strips[i]) {
 					translucent.Store(true)
 				}
 			}
@@ -102,37 +102,69 @@ type pngStrip struct {
 	n    int
 }
 
+// stripRoom is what compressStrip reuses from strip to strip: the rows
+// in RGB and which are the row above again.
+type stripRoom struct {
+	rows []byte
+	same []bool
+}
+
 // compressStrip compresses rows y0 to y1 of m (relative to its bounds)
 // into s, the last strip of the stream if final; false if a pixel is not
-// opaque. buf is room for the rows and one more, reused from strip to
-// strip as z is.
-func compressStrip(z *rowDeflate, buf *[]byte, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
+// opaque.
+//
+// A row that is the row above again (a fifth to a third of a plot's:
+// margins, gaps between panels, the flat stretches of lines) is not
+// turned to RGB again but copied, its sum is added from the row above's,
+// and it is one copy of the row above, a match of 258 bytes at a time.
+func compressStrip(z *rowDeflate, room *stripRoom, m *image.RGBA, y0, y1 int, final bool, s *pngStrip) bool {
 	stride := z.stride
 	// The rows in RGB one after the other, after the row above the strip
 	// (the last of the strip before, which its first may copy from; its
 	// sum is that strip's) or none.
 	above := min(y0, 1)
-	if n := (y1 - y0 + above) * stride; cap(*buf) < n {
-		*buf = make([]byte, n)
+	n := y1 - y0 + above
+	if cap(room.rows) < n*stride {
+		room.rows = make([]byte, n*stride)
 	}
-	rows := (*buf)[:(y1-y0+above)*stride]
+	if cap(room.same) < n {
+		room.same = make([]bool, n)
+	}
+	rows, same := room.rows[:n*stride], room.same[:n]
 	sum := newAdler()
+	var rowSum, rowWeighted uint64 // the last row turned to RGB's share of s1 and s2
+	width := 4 * m.Rect.Dx()
 	for y := y0 - above; y < y1; y++ {
 		off := m.PixOffset(m.Rect.Min.X, m.Rect.Min.Y+y)
 		at := (y - y0 + above) * stride
+		p := m.Pix[off : off+width]
+		same[at/stride] = y > y0-above && bytes.Equal(p, m.Pix[off-m.Stride:off-m.Stride+width])
+		if same[at/stride] {
+			copy(rows[at:at+stride], rows[at-stride:at])
+			sum.s2 = (sum.s2 + uint64(stride%adlerMod)*sum.s1 + rowWeighted) % adlerMod
+			sum.s1 = (sum.s1 + rowSum) % adlerMod
+			continue
+		}
 		into := &sum
 		if y < y0 {
-			into = new(adler)
+			into = &adler{}
 		}
+		s1, s2 := into.s1, into.s2
 		rows[at] = 0 // filter None
-		if !rgbRow(rows[at+1:at+stride], m.Pix[off:off+4*m.Rect.Dx()], into) {
+		if !rgbRow(rows[at+1:at+stride], p, into) {
 			return false
 		}
+		rowSum = (into.s1 + adlerMod - s1) % adlerMod
+		rowWeighted = (into.s2 + 2*adlerMod - s2 - uint64(stride%adlerMod)*s1%adlerMod) % adlerMod
 	}
 	z.reset(z.out[:0])
 	for y := y0; y < y1; y++ {
 		at := (y - y0 + above) * stride
-		z.writeRow(rows[max(0, at-stride) : at+stride])
+		if same[at/stride] && z.dist[1] == stride {
+			z.copyRow()
+		} else {
+			z.writeRow(rows[max(0, at-stride) : at+stride])
+		}
 	}
 	s.data = bytes.Clone(z.end(final))
 	s.sum, s.n = sum.sum32(), (y1-y0)*stride

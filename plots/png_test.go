@@ -46,6 +46,24 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 		}
 		return m
 	}
+	// Runs of a noisy row repeated, across strips' edges.
+	repeated := func(w, h int) *image.RGBA {
+		m := white(w, h)
+		for y := 0; y < h; {
+			row := m.Pix[y*m.Stride : (y+1)*m.Stride]
+			for x := range w {
+				if rng.IntN(3) == 0 {
+					row[4*x], row[4*x+1], row[4*x+2] = uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256))
+				}
+			}
+			n := 1 + rng.IntN(9)
+			for k := 1; k < n && y+k < h; k++ {
+				copy(m.Pix[(y+k)*m.Stride:], row)
+			}
+			y += n
+		}
+		return m
+	}
 	noise := image.NewRGBA(image.Rect(0, 0, 200, 150))
 	for i := range noise.Pix {
 		noise.Pix[i] = uint8(rng.IntN(256))
@@ -73,6 +91,9 @@ func TestEncodePNGRoundTrip(t *testing.T) {
 		{"a row past two strips", lines(speckle(white(600, 2*stripRows(1+3*600)+1), 2000, false)), false},
 		{"strips of one row", lines(speckle(white(stripBytes/3+1, 5), 500, false)), false},
 		{"translucent in the last strip", translucentAt(lines(white(400, 3*stripRows(1+3*400))), 399, 3*stripRows(1+3*400)-1), true},
+		{"repeated rows", repeated(700, 3*stripRows(1+3*700)+5), false},
+		{"repeated rows wider than the window", repeated(11_000, 30), false},
+		{"repeated rows of one strip each", repeated(stripBytes/3+1, 9), false},
 		{"not at the origin", lines(speckle(white(300, 900), 500, false)).SubImage(image.Rect(7, 3, 290, 880)).(*image.RGBA), false},
 	} {
 		var buf bytes.Buffer
