@@ -424,28 +424,26 @@ func huffmanLengths(freq []int, limit int) []uint8 {
 // huffman returns the Huffman code lengths of freq (zero for the symbols
 // of zero frequency), built with two queues over the sorted leaves.
 func huffman(freq []int) []uint8 {
-	type node struct {
-		w           int
-		left, right int // children's indexes in nodes, -1 for a leaf
-		sym         int
-	}
-	nodes := make([]node, 0, 2*len(freq))
+	// The leaves by weight, then symbol (the order of a stable sort of
+	// them), as weight<<16 | symbol.
+	keys := make([]uint64, 0, len(freq))
 	for s, w := range freq {
 		if w > 0 {
-			nodes = append(nodes, node{w, -1, -1, s})
+			keys = append(keys, uint64(w)<<16|uint64(s))
 		}
 	}
-	// By weight, then symbol: the order of a stable sort of the leaves.
-	slices.SortFunc(nodes, func(a, b node) int {
-		if a.w != b.w {
-			return a.w - b.w
-		}
-		return a.sym - b.sym
-	})
-	leaves := len(nodes)
+	slices.Sort(keys)
+	leaves := len(keys)
+	// The nodes: the leaves, then the inner nodes in the order they are
+	// made (a node after its children).
+	w := make([]int, leaves, 2*leaves)
+	for i, k := range keys {
+		w[i] = int(k >> 16)
+	}
+	parent := make([]int, 2*leaves)
 	li, ii := 0, leaves // next leaf, next inner node
 	take := func() int {
-		if li < leaves && (ii >= len(nodes) || nodes[li].w <= nodes[ii].w) {
+		if li < leaves && (ii >= len(w) || w[li] <= w[ii]) {
 			li++
 			return li - 1
 		}
@@ -453,21 +451,19 @@ func huffman(freq []int) []uint8 {
 		return ii - 1
 	}
 	for n := 0; n < leaves-1; n++ {
-		a := take()
-		b := take()
-		nodes = append(nodes, node{nodes[a].w + nodes[b].w, a, b, -1})
+		a, b := take(), take()
+		parent[a], parent[b] = len(w), len(w)
+		w = append(w, w[a]+w[b])
+	}
+	// Depths from the root down: a parent comes after its children.
+	depth := make([]uint8, len(w))
+	for i := len(w) - 2; i >= 0; i-- {
+		depth[i] = depth[parent[i]] + 1
 	}
 	lens := make([]uint8, len(freq))
-	var walk func(i int, depth uint8)
-	walk = func(i int, depth uint8) {
-		if nodes[i].left < 0 {
-			lens[nodes[i].sym] = max(depth, 1)
-			return
-		}
-		walk(nodes[i].left, depth+1)
-		walk(nodes[i].right, depth+1)
+	for i, k := range keys {
+		lens[k&0xffff] = max(depth[i], 1)
 	}
-	walk(len(nodes)-1, 0)
 	return lens
 }
 
