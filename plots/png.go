@@ -193,23 +193,24 @@ func rgbRow(dst, p []byte, sum *adler) bool {
 	s1, s2 := sum.s1, sum.s2
 	s2 += s1 // the filter byte
 	all := uint64(alpha2)
-	x, j := 0, 0
-	for ; x+16 <= len(p); x, j = x+16, j+12 {
-		p0 := binary.LittleEndian.Uint64(p[x:])
-		p1 := binary.LittleEndian.Uint64(p[x+8:])
+	for len(p) >= 16 && len(dst) >= 12 {
+		in, out := (*[16]byte)(p), (*[12]byte)(dst)
+		p0 := binary.LittleEndian.Uint64(in[:8])
+		p1 := binary.LittleEndian.Uint64(in[8:])
 		all &= p0 & p1
 		q0 := p0&low3 | p0>>8&high3 // six bytes: r g b r g b
 		q1 := p1&low3 | p1>>8&high3
 		a, b := q0|q1<<48, q1>>16 // eight bytes, then four
-		binary.LittleEndian.PutUint64(dst[j:], a)
-		binary.LittleEndian.PutUint32(dst[j+8:], uint32(b))
+		binary.LittleEndian.PutUint64(out[:8], a)
+		binary.LittleEndian.PutUint32(out[8:], uint32(b))
 		ae, ao := a&lanes, a>>8&lanes
 		bl := b&0x00ff00ff | (b>>8&0x00ff00ff)<<32
 		s2 += 12*s1 + (ae*wEven8+ao*wOdd8+bl*wLast4)>>48
 		s1 += ((ae + ao + bl) * ones) >> 48
+		p, dst = p[16:], dst[12:]
 	}
 	opaque := all&alpha2 == alpha2
-	for ; x < len(p); x, j = x+4, j+3 {
+	for x, j := 0, 0; x < len(p); x, j = x+4, j+3 {
 		dst[j], dst[j+1], dst[j+2] = p[x], p[x+1], p[x+2]
 		opaque = opaque && p[x+3] == 0xff
 		for _, c := range dst[j : j+3] {
