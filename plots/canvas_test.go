@@ -158,3 +158,19 @@ func TestMaskOverIsDrawMask(t *testing.T) {
 		}
 	}
 }
+
+// textHandler's boxes, kept or not, are plot.DefaultTextHandler's.
+func TestTextBoxesKept(t *testing.T) {
+	for _, size := range []vg.Length{9, 12} {
+		fnt := font.From(plot.DefaultFont, size)
+		for _, txt := range []string{"", "0", "Requests Executing", "1.5k", "Requests Executing"} {
+			for range 2 { // measured, then kept
+				w, h, d := textHandler.Box(txt, fnt)
+				w0, h0, d0 := plot.DefaultTextHandler.Box(txt, fnt)
+				if w != w0 || h != h0 || d != d0 {
+					t.Fatalf("%q at %v: box %v %v %v, want %v %v %v", txt, size, w, h, d, w0, h0, d0)
+				}
+			}
+		}
+	}
+}

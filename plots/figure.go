@@ -157,8 +157,51 @@ func textStyle(size float64, align text.XAlignment) text.Style {
 		Font:    font.From(plot.DefaultFont, vg.Length(size)),
 		XAlign:  align,
 		YAlign:  draw.YCenter,
-		Handler: plot.DefaultTextHandler,
+		Handler: textHandler,
 	}
+}
+
+// textHandler is plot.DefaultTextHandler with the boxes of texts kept for
+// every picture: gonum measures a label many times over for each panel
+// (padding, glyph boxes, alignment), each time through a fresh font face
+// (a tenth of what drawing a picture allocated), and a text's box in a
+// font is the same every time.
+var textHandler text.Handler = textBoxes{plot.DefaultTextHandler}
+
+type textBoxes struct{ text.Handler }
+
+type boxKey struct {
+	txt string
+	fnt font.Font
+}
+
+type box struct{ width, height, depth vg.Length }
+
+// boxes keeps up to maxBoxes boxes of texts.
+var boxes struct {
+	sync.Mutex
+	m map[boxKey]box
+}
+
+const maxBoxes = 1 << 16
+
+func (h textBoxes) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
+	k := boxKey{txt, fnt}
+	boxes.Lock()
+	b, ok := boxes.m[k]
+	boxes.Unlock()
+	if !ok {
+		b.width, b.height, b.depth = h.Handler.Box(txt, fnt)
+		boxes.Lock()
+		if boxes.m == nil {
+			boxes.m = map[boxKey]box{}
+		}
+		if len(boxes.m) < maxBoxes {
+			boxes.m[k] = b
+		}
+		boxes.Unlock()
+	}
+	return b.width, b.height, b.depth
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -176,6 +219,10 @@ func checkFinite(what string, xs ...float64) error {
 // newPlot returns a plot with tsim's fonts and a light grid.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
+	p.TextHandler = textHandler
+	for _, sty := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.X.Tick.Label, &p.Y.Label.TextStyle, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		sty.Handler = textHandler
+	}
 	// Every picture is drawn on white: a plot that filled its area white
 	// again would cost a fill of every panel's pixels and show nothing.
 	p.BackgroundColor = nil
