@@ -84,7 +84,7 @@ func distCode(d int) (sym uint16, xn uint, xv uint64) {
 }
 
 func newRowDeflate(stride int) *rowDeflate {
-	z := &rowDeflate{stride: stride, tokens: make([]uint32, 0, blockTokens)}
+	z := &rowDeflate{stride: stride}
 	z.dist[0] = 3
 	if stride <= 32768 {
 		z.dist[1] = stride
@@ -100,6 +100,9 @@ func newRowDeflate(stride int) *rowDeflate {
 // reset starts a strip, appended to out.
 func (z *rowDeflate) reset(out []byte) {
 	z.out, z.acc, z.nacc = out, 0, 0
+	if cap(z.tokens) < blockTokens { // writeRow writes six at once in room it has
+		z.tokens = make([]uint32, 0, blockTokens)
+	}
 }
 
 // bits writes the n low bits of b.

@@ -40,15 +40,21 @@ func encodePNG(w io.Writer, m *image.RGBA) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			room, _ := stripRooms.Get().(*stripRoom)
+			if room == nil {
+				room = &stripRoom{}
+			}
+			defer stripRooms.Put(room)
 			z := newRowDeflate(stride)
-			var room stripRoom
+			z.tokens, z.out = room.tokens[:0], room.out[:0]
+			defer func() { room.tokens, room.out = z.tokens[:0], z.out[:0] }()
 			for !translucent.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(strips) {
 					return
 				}
 				y0, y1 := i*rows, min(height, (i+1)*rows)
-				if !compressStrip(z, &room, m, y0, y1, i == len(strips)-1, &strips[i]) {
+				if !compressStrip(z, room, m, y0, y1, i == len(strips)-1, &strips[i]) {
 					translucent.Store(true)
 				}
 			}
@@ -102,12 +108,18 @@ type pngStrip struct {
 	n    int
 }
 
-// stripRoom is what compressStrip reuses from strip to strip: the rows
-// in RGB and which are the row above again.
+// stripRoom is what a strip's compressor reuses from strip to strip and
+// picture to picture: the rows in RGB and which are the row above again,
+// a block's tokens and what is being written.
 type stripRoom struct {
-	rows []byte
-	same []bool
+	rows   []byte
+	same   []bool
+	tokens []uint32
+	out    []byte
 }
+
+// stripRooms keeps stripRooms for the next picture.
+var stripRooms sync.Pool
 
 // compressStrip compresses rows y0 to y1 of m (relative to its bounds)
 // into s, the last strip of the stream if final; false if a pixel is not
