@@ -251,8 +251,8 @@ func Execute(ctx context.Context, p *Plan, ex Executor, workers int, progress fu
 // an experiment leaves idle (its last replications, one scenario's
 // replications longer than the rest) go to the next instead of waiting.
 // At most one plan a worker and one more are started and not yet handed
-// on. Each replication
-// still has its own engine, so the results are Execute's.
+// on. Each replication still has its own engine, so the results are
+// Execute's.
 //
 // started, if not nil, is called as a plan starts. finished is called in
 // plan order, from one goroutine, with what Execute would have returned
