@@ -134,13 +134,7 @@ func BenchmarkLatency(b *testing.B) {
 // them (decimate), so the time per series grows less than linearly.
 func BenchmarkSeriesLine(b *testing.B) {
 	for _, n := range []int{600, 1200, 2400, 3600, 36_000} {
-		rng := rand.New(rand.NewPCG(uint64(n), 9))
-		xy := make(plotter.XYs, n)
-		y := 40.0
-		for i := range xy {
-			y = math.Max(0, math.Min(80, y+float64(rng.IntN(7)-3)))
-			xy[i] = plotter.XY{X: float64(i) * 3600 / float64(n), Y: y}
-		}
+		xy := randomWalk(n)
 		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) {
 			img := image.NewRGBA(image.Rect(0, 0, 1200, 240))
 			for b.Loop() {
@@ -172,4 +166,18 @@ func BenchmarkEncodePNG(b *testing.B) {
 	}
 	b.ReportMetric(float64(buf.Len()), "bytes")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*w*h), "ns/pixel")
+}
+
+// randomWalk is a counter's n samples over an hour: a random walk between
+// 0 and 80, the worst case for a line drawer (every column of pixels holds
+// ups and downs).
+func randomWalk(n int) plotter.XYs {
+	rng := rand.New(rand.NewPCG(uint64(n), 9))
+	xy := make(plotter.XYs, n)
+	y := 40.0
+	for i := range xy {
+		y = math.Max(0, math.Min(80, y+float64(rng.IntN(7)-3)))
+		xy[i] = plotter.XY{X: float64(i) * 3600 / float64(n), Y: y}
+	}
+	return xy
 }

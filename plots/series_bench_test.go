@@ -3,11 +3,8 @@ package plots
 import (
 	"fmt"
 	"image"
-	"math"
-	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -20,13 +17,7 @@ import (
 // samples. Beyond, decimate keeps four a column and ns/sample falls.
 func BenchmarkSeriesAlone(b *testing.B) {
 	for _, n := range []int{600, 1200, 2400, 3600, 36_000} {
-		rng := rand.New(rand.NewPCG(uint64(n), 9))
-		xy := make(plotter.XYs, n)
-		y := 40.0
-		for i := range xy {
-			y = math.Max(0, math.Min(80, y+float64(rng.IntN(7)-3)))
-			xy[i] = plotter.XY{X: float64(i) * 3600 / float64(n), Y: y}
-		}
+		xy := randomWalk(n)
 		b.Run(fmt.Sprintf("samples=%d", n), func(b *testing.B) {
 			img := image.NewRGBA(image.Rect(0, 0, 1200, 240))
 			p := newPlot("", "time (s)", "count")
