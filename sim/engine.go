@@ -152,51 +152,43 @@ func (e *Engine) run(until Time, n int) int {
 	c := &e.cal
 	done := 0
 	for done < n {
+		// The event to run: the head of the now queues if it is due before
+		// the heap's root, else the root (or what a lane or group's
+		// representative stands for).
+		s := int32(-1)
+		var at Time
+		var key uint64
 		if c.nowMask != 0 {
-			if s := c.nowHead(); s >= 0 && c.takeNow(s, until) {
-				sl := &c.slots[s]
-				at, key := sl.at, sl.key
-				h, kind, arg := sl.h, sl.kind, sl.arg
-				c.release(s)
-				e.now, c.clock = at, at
-				e.events++
-				e.mix(uint64(at))
-				e.mix(key>>seqBits<<32 | uint64(uint32(kind)))
-				h.OnEvent(e, kind, arg)
-				done++
-				if e.stopped {
-					break
-				}
-				continue
+			if h := c.nowHead(); h >= 0 && c.takeNow(h, until) {
+				s, at, key = h, c.slots[h].at, c.slots[h].key
 			}
 		}
-		if len(c.heap) == 0 {
-			break
-		}
-		top := &c.heap[0]
-		at, key, s := top.at, top.key, top.slot
-		if at > until {
-			break
+		if s < 0 {
+			if len(c.heap) == 0 {
+				break
+			}
+			top := &c.heap[0]
+			at, key, s = top.at, top.key, top.slot
+			if at > until {
+				break
+			}
+			if lane := c.slots[s].lane; lane == 0 {
+				last := len(c.heap) - 1
+				x := c.heap[last]
+				c.heap = c.heap[:last]
+				if last > 1 {
+					c.down(0, x)
+				} else if last == 1 {
+					c.heap[0] = x
+					c.slots[x.slot].pos = 0
+				}
+			} else if lane < 0 {
+				s = c.groups[-lane-1].due() // the representative stood for its group's least
+			} else if s = c.lanes[lane-1].due(at, key); s < 0 {
+				continue // it moved on
+			} // else the representative stood for its lane's head
 		}
 		sl := &c.slots[s]
-		if sl.lane == 0 {
-			last := len(c.heap) - 1
-			x := c.heap[last]
-			c.heap = c.heap[:last]
-			if last > 1 {
-				c.down(0, x)
-			} else if last == 1 {
-				c.heap[0] = x
-				c.slots[x.slot].pos = 0
-			}
-		} else if sl.lane < 0 {
-			s = c.groups[-sl.lane-1].due()
-			sl = &c.slots[s] // the representative stood for its group's least
-		} else if s = c.lanes[sl.lane-1].due(at, key); s >= 0 {
-			sl = &c.slots[s] // the representative stood for its lane's head
-		} else {
-			continue // it moved on
-		}
 		h, kind, arg := sl.h, sl.kind, sl.arg
 		c.release(s) // before the handler runs, so that it may schedule
 		e.now, c.clock = at, at
