@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // farmChain builds depth farms of n machines each, every machine of farm
@@ -14,7 +16,7 @@ import (
 // to a machine of the last farm.
 func farmChain(depth, n int, perHost bool) *Topology {
 	top := &Topology{Farms: make([]Farm, depth),
-		Load: Load{Kind: LoadClosed, Users: Schedule{{0, 100}}, Think: cnst(time.Second)}}
+		Load: Load{Kind: LoadClosed, Users: Schedule{{0, 100}}, Think: sim.Const(time.Second)}}
 	for d := range depth {
 		f := &top.Farms[d]
 		f.Name, f.Index = fmt.Sprintf("f%d", d), d
@@ -24,10 +26,10 @@ func farmChain(depth, n int, perHost bool) *Topology {
 	}
 	for d := range depth {
 		for r := range n {
-			t := tier(fmt.Sprintf("f%d#%d", d, r+1), cpu(time.Millisecond))
+			t := polyTier(fmt.Sprintf("f%d#%d", d, r+1), time.Millisecond)
 			t.Farm, t.Replica, t.Cores = top.Farms[d].Name, r+1, 2
 			if d+1 < depth {
-				t.Steps = append(t.Steps, callTo((d+1)*n, Call{Farm: &top.Farms[d+1], PerHost: perHost, Conn: Conn{Limit: 4}}))
+				t.Steps = append(t.Steps, Step{Kind: StepCall, Call: &Call{Target: (d + 1) * n, Farm: &top.Farms[d+1], PerHost: perHost, Conn: Conn{Limit: 4}}})
 			}
 			top.Tiers = append(top.Tiers, t)
 		}
@@ -81,6 +83,14 @@ func TestAnalyseDeepFarmsPolynomial(t *testing.T) {
 	}
 }
 
+// polyTier is a tier of 8 cores whose thread pools never bind, with cpu
+// of CPU a visit.
+func polyTier(name string, cpu time.Duration) Tier {
+	plenty := Pool{Min: 1000, Max: 1000}
+	return Tier{Name: name, Cores: 8, CostMultiplier: 1, Worker: plenty, IO: plenty,
+		Steps: []Step{{Kind: StepCPU, Demand: sim.Const(cpu)}}}
+}
+
 func findBound(t *testing.T, a Analysis, name string) Bound {
 	t.Helper()
 	for _, b := range a.Bounds {
@@ -97,7 +107,7 @@ func findBound(t *testing.T, a Analysis, name string) Bound {
 // policies whose shares differ (sticky, with connection limits, deals
 // connections unevenly).
 func randomFarms(rng *rand.Rand) *Topology {
-	top := &Topology{Load: Load{Kind: LoadClosed, Users: Schedule{{0, 10}}, Think: cnst(time.Second)}}
+	top := &Topology{Load: Load{Kind: LoadClosed, Users: Schedule{{0, 10}}, Think: sim.Const(time.Second)}}
 	type group struct {
 		first, n int
 		farm     int // -1: a single tier
@@ -139,7 +149,7 @@ func randomFarms(rng *rand.Rand) *Topology {
 	}
 	for g, gr := range groups {
 		for r := range gr.n {
-			t := tier(fmt.Sprintf("g%d#%d", g, r+1), cpu(time.Duration(1+rng.IntN(9))*time.Millisecond))
+			t := polyTier(fmt.Sprintf("g%d#%d", g, r+1), time.Duration(1+rng.IntN(9))*time.Millisecond)
 			if gr.farm >= 0 {
 				t.Farm, t.Replica = top.Farms[gr.farm].Name, r+1
 			}
