@@ -556,14 +556,14 @@ type job struct {
 	leftHost               bool
 	queued, threadRejected bool
 
-	workerW *waiter         // its worker thread, asked for at admission and not yet granted
+	workerW *waiter        // its worker thread, asked for at admission and not yet granted
 	held    model.Holdings // what it holds in the tier, given back in reverse (finish)
-	thread                                                   *pool
-	locks                                                    []int
+	thread  *pool
+	locks   []int
 
-	sess        *sessState // its proxy's session (sessionful WCF bindings)
-	user        *user      // a load agent's job: the user it calls for
-	conc        *sem       // the instance lock it takes (concLockOf), once known
+	sess *sessState // its proxy's session (sessionful WCF bindings)
+	user *user      // a load agent's job: the user it calls for
+	conc *sem       // the instance lock it takes (concLockOf), once known
 }
 
 var (
