@@ -37,8 +37,9 @@ var layers = map[string][]string{
 	"dotnetconfig":        {"format", "model", "results", "sim"},
 	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
 	"bench":               {"format", "model", "sim", "topologies", "results", "runner", "report"},
+	"fit":                 {"format", "model", "runner", "results", "sim", "plots"},
 	"experiments":         {},
-	"":                    {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
+	"":                    {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 

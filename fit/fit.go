@@ -48,10 +48,11 @@ type Result struct {
 	Name         string // the experiment's name
 	Replications int
 	Seed         uint64 // replication k of every evaluation runs at runner.ReplicationSeed(Seed, k)
-	// Evaluations counts the distinct inputs simulated, of Budget; Starts
-	// the Nelder–Mead runs.
-	Evaluations, Budget, Starts int
-	Inputs                      []Input
+	// Evaluations counts the distinct inputs the search simulated, of
+	// Budget, and Probes those simulated after it to measure the
+	// sensitivities; Starts the Nelder–Mead runs.
+	Evaluations, Budget, Probes, Starts int
+	Inputs                              []Input
 	// Targets are every target, the fitted first, in the specification's
 	// order within each group.
 	Targets []TargetResult
@@ -668,6 +669,7 @@ func halton(r, d int) []float64 {
 func (f *fitter) result(best *point, text []byte) (*Result, error) {
 	s := f.s
 	d, nt := len(s.Free), len(s.Targets)
+	searched := f.evals
 	// D[i][j]: d(target i)/d(u_j), by differences of rounded values.
 	D := make([][]float64, nt)
 	for i := range D {
@@ -715,7 +717,7 @@ func (f *fitter) result(best *point, text []byte) (*Result, error) {
 			chi2 += missing
 		}
 	}
-	res := &Result{Spec: s, Name: f.x.Name, Replications: f.reps, Seed: f.seed, Evaluations: f.evals, Budget: f.budget,
+	res := &Result{Spec: s, Name: f.x.Name, Replications: f.reps, Seed: f.seed, Evaluations: searched, Probes: f.evals - searched, Budget: f.budget,
 		Starts: f.starts, Chi2: chi2, DoF: len(fitIdx) - d, Inflation: 1, Set: best.set}
 	if res.Name == "" {
 		res.Name = strings.TrimSuffix(f.x.File, ".toml")

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -138,5 +139,28 @@ scale = "log"
 	}
 	if !strings.Contains(string(res.Experiment), "# fitted (was ") {
 		t.Errorf("the fitted experiment does not mark its values:\n%s", res.Experiment)
+	}
+}
+
+// TestCancel: a cancelled fit stops and says why.
+func TestCancel(t *testing.T) {
+	x, text := loadTwoTier(t)
+	s, err := ParseSpec("s.fit", []byte(goodSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(x); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Fit(ctx, x, text, s, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled fit: got %v, want context.Canceled", err)
+	}
+	if _, err := Fit(context.Background(), x, text, s, Options{HoldOut: []string{"nothing"}}); err == nil || !strings.Contains(err.Error(), `--hold-out "nothing": no such target (targets: svc CPU)`) {
+		t.Errorf("an unknown hold-out: got %v", err)
+	}
+	if _, err := Fit(context.Background(), x, text, s, Options{HoldOut: []string{"svc CPU"}}); err == nil || !strings.Contains(err.Error(), "none is left to fit") {
+		t.Errorf("every target held out: got %v", err)
 	}
 }

@@ -412,9 +412,9 @@ var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): in
 // typeName says a TOML or Go type in words.
 func typeName(t string) string {
 	switch strings.TrimPrefix(t, "*") {
-	case "float64", "Float":
+	case "float64", "float", "Float":
 		return "a number"
-	case "int64", "Integer":
+	case "int64", "integer", "Integer":
 		return "an integer"
 	case "string", "String":
 		return "a string"

@@ -17,8 +17,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	s := r.Spec
 	fmt.Fprintf(&b, "tsim fit: %s (%s), %d fitted and %d predicted targets, %d free inputs\n",
 		r.Name, s.File, r.count(true), r.count(false), len(r.Inputs))
-	fmt.Fprintf(&b, "  %d evaluations of %d allowed, Nelder–Mead from %d starts; each evaluation %d replications at seed %d (the same seeds every time: common random numbers)\n",
-		r.Evaluations, r.Budget, r.Starts, r.Replications, r.Seed)
+	fmt.Fprintf(&b, "  %d evaluations of %d allowed, Nelder–Mead from %d starts, and %d more for the sensitivities; each evaluation %d replications at seed %d (the same seeds every time: common random numbers)\n",
+		r.Evaluations, r.Budget, r.Starts, r.Probes, r.Replications, r.Seed)
 
 	b.WriteString("\nfitted inputs (95% intervals from the fitted targets' tolerances and the simulation's noise):\n")
 	tw := tabwriter.NewWriter(&b, 2, 4, 2, ' ', 0)

@@ -327,7 +327,14 @@ func (d *doc) set(key, lit string) error {
 		d.lines[i] = ln[:eq+1] + " " + lit + "  # fitted (was " + old + ")"
 		return nil
 	}
-	add := func(line int, text string) { d.after[line] = append(d.after[line], text) }
+	add := func(line int, text string) {
+		indent := ""
+		if line >= 0 {
+			ln := d.lines[line]
+			indent = ln[:len(ln)-len(strings.TrimLeft(ln, " \t"))]
+		}
+		d.after[line] = append(d.after[line], indent+text)
+	}
 	switch {
 	case parts[0] == "tier" && len(parts) >= 3:
 		rest := parts[2:]
