@@ -16,6 +16,7 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // Options adjust a fit; the zero value fits as the specification says.
@@ -312,7 +313,7 @@ func (f *fitter) simulate(p *point) error {
 				if f.cases[it.c].points {
 					opt.MaxPoints = maxPoints
 				}
-				r, err := model.RunContext(f.ctx, &tops[it.c], opt)
+				r, err := simmode.RunContext(f.ctx, &tops[it.c], opt)
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

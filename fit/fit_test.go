@@ -13,6 +13,7 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 func loadTwoTier(t *testing.T) (*format.Experiment, []byte) {
@@ -39,7 +40,7 @@ func measure(t *testing.T, x *format.Experiment, metrics []string, reps int) (me
 	}
 	vals := make([][]float64, len(metrics))
 	for k := range reps {
-		r, err := model.Run(&sc.Topology, model.Options{Seed: runner.ReplicationSeed(1001, k), NoSeries: true})
+		r, err := simmode.Run(&sc.Topology, model.Options{Seed: runner.ReplicationSeed(1001, k), NoSeries: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -290,7 +290,7 @@ func Analyse(top *Topology) Analysis {
 		var hold time.Duration
 		for _, m := range f.Replicas {
 			if c := callInto(top, m); c != nil {
-				hold += scale(visit(m).total+c.Binding.cost(c.RequestKB)+c.Binding.cost(c.ReplyKB)+f.Balancer.Latency, visits[m])
+				hold += scale(visit(m).total+c.Binding.Cost(c.RequestKB)+c.Binding.Cost(c.ReplyKB)+f.Balancer.Latency, visits[m])
 			}
 		}
 		add(Bound{Throttle: "balancer " + f.Name, Kind: "balancer", Tier: f.Name, Limit: float64(f.Balancer.MaxConns), Hold: hold,
@@ -342,15 +342,15 @@ func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time
 func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
 	b := &c.Binding
 	if top.Tiers[c.Target].OneWay() {
-		d := c.wire(c.RequestKB) + b.cost(c.RequestKB) + c.wire(0)
+		d := c.Wire(c.RequestKB) + b.Cost(c.RequestKB) + c.Wire(0)
 		if client {
-			d += b.cost(c.RequestKB)
+			d += b.Cost(c.RequestKB)
 		}
 		return d
 	}
-	d := c.wire(c.RequestKB) + b.cost(c.RequestKB) + visit(c.Target).total + b.cost(c.ReplyKB) + c.wire(c.ReplyKB)
+	d := c.Wire(c.RequestKB) + b.Cost(c.RequestKB) + visit(c.Target).total + b.Cost(c.ReplyKB) + c.Wire(c.ReplyKB)
 	if client {
-		d += b.cost(c.RequestKB) + b.cost(c.ReplyKB)
+		d += b.Cost(c.RequestKB) + b.Cost(c.ReplyKB)
 	}
 	return d
 }
@@ -364,9 +364,9 @@ func serverBindingCPU(top *Topology, i int) time.Duration {
 		return 0
 	}
 	if top.Tiers[i].OneWay() {
-		return c.Binding.cost(c.RequestKB)
+		return c.Binding.Cost(c.RequestKB)
 	}
-	return c.Binding.cost(c.RequestKB) + c.Binding.cost(c.ReplyKB)
+	return c.Binding.Cost(c.RequestKB) + c.Binding.Cost(c.ReplyKB)
 }
 
 // sessionServerCPU is the CPU per visit at tier i to set up and tear down
@@ -391,7 +391,7 @@ func sessionServerCPU(top *Topology, i int) time.Duration {
 // decodeCPU is the CPU per visit at tier i to decode its request.
 func decodeCPU(top *Topology, i int) time.Duration {
 	if c := callInto(top, i); c != nil {
-		return c.Binding.cost(c.RequestKB)
+		return c.Binding.Cost(c.RequestKB)
 	}
 	return 0
 }
@@ -423,9 +423,9 @@ func clientBindingCPU(top *Topology, i int) time.Duration {
 	var d time.Duration
 	for si := range top.Tiers[i].Steps {
 		if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
-			d += st.Call.Binding.cost(st.Call.RequestKB)
+			d += st.Call.Binding.Cost(st.Call.RequestKB)
 			if !top.Tiers[st.Call.Target].OneWay() {
-				d += st.Call.Binding.cost(st.Call.ReplyKB)
+				d += st.Call.Binding.Cost(st.Call.ReplyKB)
 			}
 			if st.Call.Proxy.Kind == ProxyPerCall {
 				d += proxyBuildCPU(st.Call)

@@ -25,6 +25,7 @@ import (
 	"github.com/tsim-dev/tsim/realmode"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // An Executor runs one replication of one scenario. Modes are executors:
@@ -41,7 +42,7 @@ type Sim struct{}
 
 func (Sim) Run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
 	opt.Seed = seed
-	return model.RunContext(ctx, top, opt)
+	return simmode.RunContext(ctx, top, opt)
 }
 
 func (Sim) Parallel() bool { return true }
@@ -54,6 +55,10 @@ type Real struct {
 }
 
 func (x Real) Run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
+	top, err := simmode.ResolveWarmup(ctx, top, seed) // the simulator's automatic warm-up, for both
+	if err != nil {
+		return nil, err
+	}
 	return realmode.Run(ctx, top, realmode.Options{Seed: seed, TimeScale: x.timeScale, CPU: x.cpu})
 }
 
