@@ -3,7 +3,6 @@ package loadtest
 import (
 	"math"
 	"sort"
-	"time"
 
 	"github.com/tsim-dev/tsim/results"
 )
@@ -99,6 +98,17 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[i] + (h-float64(i))*(xs[i+1]-xs[i])
 }
 
-// Offset is the time from a's first request to b's, for aligning two
-// measurements of one test (a capture and a load test) by wall clock.
-func Offset(a, b time.Time) time.Duration { return b.Sub(a) }
+// Attach compares every finished scenario of x that kept its first
+// replication (an experiment without a sweep) with the measurement,
+// after that run's warm-up, and returns how many it compared.
+func (r *Result) Attach(x *results.Experiment) int {
+	n := 0
+	for _, sc := range x.Done() {
+		if sc.First == nil {
+			continue
+		}
+		sc.LoadTest = r.Compare(sc.First, sc.First.Warmup)
+		n++
+	}
+	return n
+}

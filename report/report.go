@@ -54,6 +54,7 @@ type scenarioJSON struct {
 	Variant string `json:"variant"`
 	Params  params `json:"params"`
 	results.Aggregate
+	LoadTest *results.LoadTest `json:"load_test,omitempty"`
 }
 
 // summaryJSON is summary.json. Its top-level results are those of the
@@ -116,7 +117,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		s.Sweep = append(s.Sweep, sweepAxisJSON{ax.Key, ax.Values})
 	}
 	for i, sc := range done {
-		j := scenarioJSON{Variant: sc.Variant, Params: params(sc.Params), Aggregate: sc.Agg}
+		j := scenarioJSON{Variant: sc.Variant, Params: params(sc.Params), Aggregate: sc.Agg, LoadTest: sc.LoadTest}
 		if !r.PerReplica { // every machine of a farm only on request
 			j.Aggregate.Replicas, j.Aggregate.ReplicaCalls = nil, nil
 		}
@@ -341,6 +342,7 @@ var OutputFiles = []string{
 	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
 	"counters.png", "latency.png", "latency-cdf.png",
 	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
+	"loadtest.csv", "loadtest.png",
 }
 
 // output is one file to write.
@@ -441,6 +443,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			}
 			b, err = PerfmonCSV(r)
 			if err := add("perfmon.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+		}
+		if hasLoadTest(r) {
+			b, err = LoadTestCSV(r)
+			if err := add("loadtest.csv", b, err); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -565,6 +573,9 @@ func pictures(r *results.Experiment) []picture {
 	}
 	if r.IsSweep() {
 		out = append(out, sweepPictures(r)...)
+	}
+	if hasLoadTest(r) {
+		out = append(out, loadTestPicture(r))
 	}
 	for _, pic := range out {
 		if pic.fig != nil {
@@ -790,6 +801,12 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	if r.IsSweep() {
 		fmt.Fprintln(w)
 		return nil
+	}
+	if hasLoadTest(r) {
+		fmt.Fprintln(w)
+		if err := PrintLoadTest(w, r); err != nil {
+			return err
+		}
 	}
 	for _, sc := range done {
 		if len(done) > 1 {
