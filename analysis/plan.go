@@ -85,10 +85,10 @@ var ErrInterrupted = errors.New("interrupted")
 
 // The search methods of a PlanResult.
 const (
-	MethodBisect = "bisect"   // bisection over one integer capacity range
+	MethodBisect = "bisect"   // bisection over one integer capacity range, or a long list of its values
 	MethodGrid   = "grid"     // every combination of the axes' values
 	MethodLoad   = "load"     // the most load: doubling (or halving) to bracket, then bisection
-	MethodMax    = "maximize" // the value with the highest mean of a metric: a coarse grid, then a ternary search around its best
+	MethodMax    = "maximize" // the value with the highest mean of a metric: the grid, then a bisection on the slope around its best
 )
 
 // Point is one evaluated configuration.
