@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // The counters a .NET engineer reads (docs/counters.md): the pieces both
@@ -395,4 +396,47 @@ func FillTier(r *results.Tier, t *Tier, mean, peak *[NumLv]float64) {
 	r.IOBusyMean, r.IOBusyMax = mean[LvIOBusy], peak[LvIOBusy]
 	r.IOThreadsMean, r.IOThreadsMax = mean[LvIOThreads], peak[LvIOThreads]
 	r.MemoryMaxMB = peak[LvMemory] / (1 << 20)
+}
+
+// TierEnds are what a tier counts of its requests' ends over the measured
+// period, the same in both executors (real mode locks them).
+type TierEnds struct {
+	Completed, Rejected, Aborted int64
+	Wasted                       time.Duration  // CPU spent on work nobody waits for any more
+	Resp                         *sim.Histogram // arrival to reply of the requests completed
+	served, waited               int64          // completed, and of those the ones that waited in a queue
+}
+
+// NewTierEnds returns empty counts.
+func NewTierEnds() TierEnds { return TierEnds{Resp: sim.NewHistogram()} }
+
+// Reset starts the measured period.
+func (e *TierEnds) Reset() {
+	e.Completed, e.Rejected, e.Aborted, e.Wasted = 0, 0, 0, 0
+	e.Resp.Reset()
+	e.served, e.waited = 0, 0
+}
+
+// Done counts a request completed d after it arrived; queued: it waited
+// in one of the tier's queues.
+func (e *TierEnds) Done(d time.Duration, queued bool) {
+	e.Completed++
+	e.Resp.Record(d)
+	e.served++
+	if queued {
+		e.waited++
+	}
+}
+
+// Fill fills a tier's result with the counts.
+func (e *TierEnds) Fill(r *results.Tier) {
+	r.Completed, r.Rejected, r.Aborted, r.WastedCPUSeconds = e.Completed, e.Rejected, e.Aborted, e.Wasted.Seconds()
+	if e.Resp.Count() > 0 {
+		r.ResponseMean = e.Resp.Mean().Seconds()
+		r.ResponseP50 = e.Resp.Quantile(0.5).Seconds()
+		r.ResponseP99 = e.Resp.Quantile(0.99).Seconds()
+	}
+	if e.served > 0 {
+		r.PWait = float64(e.waited) / float64(e.served)
+	}
 }

@@ -1,9 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // The walk: what a request does in a tier after admission, in order. Both
@@ -370,4 +372,31 @@ func (t *Tier) InstanceLock(afterDecode, sessionful bool) Res {
 // Reentrant).
 func (t *Tier) GivesBackDuringCalls() (thread, lock bool) {
 	return t.Async, t.WCF != nil && t.WCF.Concurrency == ConcurrencyReentrant
+}
+
+// LockCount is the number of the operation's own locks (Step.Lock).
+func (t *Tier) LockCount() int {
+	n := 0
+	for si := range t.Steps {
+		if st := &t.Steps[si]; (st.Kind == StepLock || st.Kind == StepUnlock) && st.Lock >= n {
+			n = st.Lock + 1
+		}
+	}
+	return n
+}
+
+// StepDemand is the demand of CPU or wait step si (its CPU scaled by
+// CostMultiplier) and the name of the random stream it is drawn from, the
+// same in both executors so that one seed gives both the same demands
+// (common random numbers); ok is false for other steps.
+func (t *Tier) StepDemand(si int) (d sim.Dist, stream string, ok bool) {
+	st := &t.Steps[si]
+	if st.Kind != StepCPU && st.Kind != StepWait {
+		return sim.Dist{}, "", false
+	}
+	d = st.Demand
+	if st.Kind == StepCPU && t.CostMultiplier > 0 && t.CostMultiplier != 1 {
+		d = d.Scale(t.CostMultiplier)
+	}
+	return d, fmt.Sprintf("tier/%s/step/%d/%s", t.Name, si, st.Kind), true
 }

@@ -628,12 +628,12 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 			c.from.cores.Release()
 		}
 		c.from.cpuOut()
-		c.root.charge(bdCPU, now.Sub(c.phaseAt))
+		c.root.charge(results.BdCPU, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
 	case ckTimer:
 		c.timer = sim.EventID{}
-		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.root.charge(results.BdNet, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
 	case ckDeadline:
@@ -650,7 +650,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		c.fail(results.TimedOut) // "unable to finish the security negotiation within the configured timeout"
 	case ckLegWire:
 		c.timer = sim.EventID{}
-		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.root.charge(results.BdNet, now.Sub(c.phaseAt))
 		c.advance()
 	}
 }
@@ -727,7 +727,7 @@ func (c *call) advance() {
 				s = ps.pool
 			}
 			if s != nil {
-				c.waitCat = bdThrottle
+				c.waitCat = results.BdThrottle
 				c.phaseAt = c.r.e.Now()
 				if !c.wr.acquire(s, c, ckGranted, nil) {
 					return
@@ -772,7 +772,7 @@ func (c *call) advance() {
 				c.fail(results.Rejected)
 				return
 			}
-			c.waitCat = bdConn
+			c.waitCat = results.BdConn
 			c.phaseAt = c.r.e.Now()
 			if !c.wr.acquire(c.cs.conns, c, ckGranted, nil) {
 				if cn.WaitTimeout > 0 {
@@ -822,7 +822,7 @@ func (c *call) advance() {
 					c.fail(results.Rejected) // 503 from the balancer
 					return
 				}
-				c.waitCat = bdAdmit
+				c.waitCat = results.BdAdmit
 				c.phaseAt = c.r.e.Now()
 				if !c.wr.acquire(fr.lb, c, ckGranted, nil) {
 					return

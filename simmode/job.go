@@ -157,12 +157,12 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.onCore()
 	case jkWaitDone:
 		j.timer = sim.EventID{}
-		j.root.charge(bdExternal, now.Sub(j.phaseAt))
+		j.root.charge(results.BdExternal, now.Sub(j.phaseAt))
 		j.next()
 	case jkSubDone:
 		j.subDone(arg.(*call))
 	case jkRethread:
-		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.Held.Take(model.HoldThread)
 		j.afterCall()
@@ -170,16 +170,16 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if j.kind() != model.PhaseSession || j.wr.Waiting() {
 			return // not (or no longer) waiting for a session someone else opens
 		}
-		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThrottle, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.advance()
 	case jkRelock:
-		j.root.charge(bdLock, now.Sub(j.phaseAt))
+		j.root.charge(results.BdLock, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.Held.Take(model.HoldInstanceLock)
 		j.afterCall()
 	case jkResume:
-		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.Held.Take(model.HoldThread)
 		j.pausedThread = false
@@ -263,7 +263,7 @@ func (j *job) wait(s *slots, cat int) bool {
 }
 
 func (j *job) waitThread(p *threadPool, kind int32) bool {
-	j.waitCat = bdThread
+	j.waitCat = results.BdThread
 	j.phaseAt = j.t.r.e.Now()
 	return p.acquire(&j.wr, j, kind, nil)
 }
@@ -410,7 +410,7 @@ func (j *job) runStep() bool {
 		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
 		return false
 	case model.StepLock:
-		if !j.wait(t.locks[st.Lock], bdLock) {
+		if !j.wait(t.locks[st.Lock], results.BdLock) {
 			return false
 		}
 		j.Held.TakeLock(st.Lock)
@@ -437,7 +437,7 @@ func (j *job) useCPU(d time.Duration) {
 	j.cpuNeed = d
 	if t.cores != nil {
 		// FCFS: wait for a core, then hold it for the whole demand.
-		j.waitCat = bdCPUWait
+		j.waitCat = results.BdCPUWait
 		j.phaseAt = j.cpuStart
 		if !j.wr.acquire(t.cores, j, jkCore, nil) {
 			return
@@ -466,12 +466,12 @@ func (j *job) endOp()   { j.visit.EndOp(j.t, time.Duration(j.t.r.e.Now())) }
 
 func (j *job) cpuDone(now sim.Time) {
 	el := now.Sub(j.cpuStart)
-	j.root.charge(bdCPU, j.cpuNeed)
+	j.root.charge(results.BdCPU, j.cpuNeed)
 	if el > j.cpuNeed {
-		j.root.charge(bdCPUWait, el-j.cpuNeed)
+		j.root.charge(results.BdCPUWait, el-j.cpuNeed)
 	}
 	if j.orphaned() && j.t.r.measuring {
-		j.t.wasted += j.cpuNeed
+		j.t.ends.Wasted += j.cpuNeed
 	}
 }
 
@@ -508,14 +508,14 @@ func (j *job) openSession() bool {
 				t.st.ListenWaiting++
 				t.lv[model.LvListenerWaiting].Set(t.r.e.Now(), float64(t.st.ListenWaiting))
 			}
-			if !j.wait(t.sessions, bdThrottle) {
+			if !j.wait(t.sessions, results.BdThrottle) {
 				return false
 			}
 			j.leaveListener()
 			j.sessStage = 1
 		case 1:
 			if t.spec.WCF.Instancing == model.PerSession {
-				if !j.wait(t.instances, bdThrottle) {
+				if !j.wait(t.instances, results.BdThrottle) {
 					return false
 				}
 				p.instance = true
@@ -690,7 +690,7 @@ func (j *job) afterCall() {
 	}
 	if lock && !j.Held.Holds(model.HoldInstanceLock) {
 		if l := j.instanceLock(true); l != nil {
-			j.waitCat = bdLock
+			j.waitCat = results.BdLock
 			j.phaseAt = t.r.e.Now()
 			if !j.wr.acquire(l, j, jkRelock, nil) {
 				return
@@ -769,22 +769,19 @@ func (j *job) finish(o results.Outcome) {
 	// A slot handed over at this instant whose grant event has not run yet
 	// goes back; the job is then not recycled, so the event finds it ended.
 	keep := j.wr.Cancel()
+	// The request's counters end first, then it gives back what it
+	// holds (real mode's order; here all is at one instant).
+	j.visit.Leave(t, time.Duration(now), t.spec.MemoryPerRequest)
 	j.abandonSession()
 	j.Held.Release(j)
 	if j.holdCore {
 		t.cores.Release()
 		t.cpuOut()
 	}
-	j.visit.Leave(t, time.Duration(now), t.spec.MemoryPerRequest)
 	if o == results.Completed && t.r.measuring && j.Msg == model.MsgCall {
-		t.completed++
+		t.ends.Done(now.Sub(j.arrived), j.waited > 0)
 		if t.entry {
 			t.r.entryDone++
-		}
-		t.resp.Record(now.Sub(j.arrived))
-		t.served++
-		if j.waited > 0 {
-			t.waited++
 		}
 	}
 	if p := j.proxy; p != nil && j.Msg == model.MsgCall {

@@ -50,14 +50,11 @@ type tierRT struct {
 
 	out []*callStat // calls made from this tier
 
-	lv                           [model.NumLv]level // the levels (docs/counters.md)
-	cpuInt                       integ
-	completed, rejected, aborted int64
-	wasted                       time.Duration
+	lv     [model.NumLv]level // the levels (docs/counters.md)
+	cpuInt integ
 
-	counts         model.TierCounts // the requests' counts and durations, as real mode keeps them
-	resp           *sim.Histogram   // arrival to reply of the requests completed after warm-up
-	served, waited int64            // completed after warm-up, and of those the ones that waited
+	counts model.TierCounts // the requests' counts and durations, as real mode keeps them
+	ends   model.TierEnds   // completed, rejected, aborted, wasted CPU, response times
 }
 
 func newTierRT(r *runner, i int) *tierRT {
@@ -96,7 +93,7 @@ func newTierRT(r *runner, i int) *tierRT {
 	if spec.IsASPNet() {
 		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
 	}
-	t.resp = sim.NewHistogram()
+	t.ends = model.NewTierEnds()
 	t.worker = newThreadPool(e, spec.Worker)
 	t.io = newThreadPool(e, spec.IO)
 	// A pool's busy and waiting threads change on every request, its
@@ -128,26 +125,14 @@ func newTierRT(r *runner, i int) *tierRT {
 			t.concLock = newSlots(e, 1)
 		}
 	}
-	maxLock := -1
-	for si := range spec.Steps {
-		st := &spec.Steps[si]
-		if (st.Kind == model.StepLock || st.Kind == model.StepUnlock) && st.Lock > maxLock {
-			maxLock = st.Lock
-		}
-	}
-	for k := 0; k <= maxLock; k++ {
+	for range spec.LockCount() {
 		t.locks = append(t.locks, newSlots(e, 1))
 	}
 	t.demandSampler = make([]sim.Sampler, len(spec.Steps))
 	for si := range spec.Steps {
-		st := &spec.Steps[si]
-		if st.Kind == model.StepCPU || st.Kind == model.StepWait {
-			d := st.Demand
-			if st.Kind == model.StepCPU && spec.CostMultiplier > 0 && spec.CostMultiplier != 1 {
-				d = d.Scale(spec.CostMultiplier)
-			}
-			t.demandSampler[si] = d.Sampler(e.Stream(fmtPath("tier", spec.Name, "step", si, st.Kind.String())))
-			if c, ok := t.demandSampler[si].Const(); ok && c > 0 && st.Kind == model.StepWait {
+		if d, stream, ok := spec.StepDemand(si); ok {
+			t.demandSampler[si] = d.Sampler(e.Stream(stream))
+			if c, ok := t.demandSampler[si].Const(); ok && c > 0 && spec.Steps[si].Kind == model.StepWait {
 				if t.waitFixed == nil {
 					t.waitFixed = make([]fixedDelay, len(spec.Steps))
 				}
@@ -163,10 +148,8 @@ func (t *tierRT) resetStats(now sim.Time) {
 	for k := range t.lv {
 		t.lv[k].Reset(now)
 	}
-	t.completed, t.rejected, t.aborted, t.wasted = 0, 0, 0, 0
+	t.ends.Reset()
 	t.counts.ResetMeasured()
-	t.resp.Reset()
-	t.served, t.waited = 0, 0
 }
 
 // syncPipes brings the Pipeline Instance Count up to now (its trims are
@@ -211,22 +194,10 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 	for k := range t.lv {
 		mean[k], peak[k] = t.lv[k].Mean(now), t.lv[k].Max(now)
 	}
-	r := results.Tier{
-		Completed:        t.completed,
-		Rejected:         t.rejected,
-		Aborted:          t.aborted,
-		WastedCPUSeconds: t.wasted.Seconds(),
-	}
+	var r results.Tier
 	model.FillTier(&r, t.spec, &mean, &peak)
 	t.counts.Fill(&r, perS)
-	if t.resp.Count() > 0 {
-		r.ResponseMean = t.resp.Mean().Seconds()
-		r.ResponseP50 = t.resp.Quantile(0.5).Seconds()
-		r.ResponseP99 = t.resp.Quantile(0.99).Seconds()
-	}
-	if t.served > 0 {
-		r.PWait = float64(t.waited) / float64(t.served)
-	}
+	t.ends.Fill(&r)
 	return r
 }
 
@@ -286,7 +257,7 @@ func (t *tierRT) arrive(j *job) {
 func (t *tierRT) reject(j *job) {
 	t.counts.Rejected()
 	if t.r.measuring {
-		t.rejected++
+		t.ends.Rejected++
 	}
 	j.finish(results.Rejected)
 }
@@ -315,7 +286,7 @@ func (t *tierRT) drain() {
 			continue
 		}
 		w := now.Sub(j.phaseAt)
-		j.root.charge(bdAdmit, w)
+		j.root.charge(results.BdAdmit, w)
 		j.waited += w
 		t.admit(j)
 	}
@@ -331,7 +302,7 @@ func (t *tierRT) drain() {
 // drop ends a request that will never run because its client has gone.
 func (t *tierRT) drop(j *job) {
 	if t.r.measuring {
-		t.aborted++
+		t.ends.Aborted++
 	}
 	j.finish(results.Failed)
 }
@@ -365,7 +336,7 @@ func (t *tierRT) opened(now sim.Time) {
 			continue
 		}
 		w := now.Sub(j.phaseAt)
-		j.root.charge(bdAdmit, w)
+		j.root.charge(results.BdAdmit, w)
 		j.waited += w
 		t.arrive(j)
 	}
@@ -407,7 +378,7 @@ func (t *tierRT) OnEvent(e *sim.Engine, kind int32, arg any) {
 		t.execList[t.execHead] = jobRef{}
 		t.execHead++
 		if t.r.measuring {
-			t.aborted++
+			t.ends.Aborted++
 		}
 		j.abort()
 	}
