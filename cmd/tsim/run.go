@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -16,7 +17,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--format png,svg,pdf] [--no-plots] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -36,6 +37,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	cpuFlag := fs.String("cpu", "sharing", "")
 	outputsFlag := fs.String("outputs", "json,csv,png", "")
 	noPlots := fs.Bool("no-plots", false, "")
+	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
@@ -57,6 +59,10 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		return c.usageError(e, "--outputs: %v", err)
 	}
+	if _, err := plots.ParseFormats(*formatFlag); err != nil {
+		return c.usageError(e, "--format: %v", err)
+	}
+	kinds.Formats = *formatFlag
 	if *noPlots {
 		if set["outputs"] {
 			return c.usageError(e, "--no-plots and --outputs: give one of them")
