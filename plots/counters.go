@@ -629,11 +629,12 @@ func (cp *counterPlan) panels(runs []Run, r0 int, rows []counterRow, several boo
 // A row's legend: a line of each counter (and one more for its note)
 // from the top of the row's data area, right of its panels.
 const (
-	legendLinePx = 16 // a counter's line
-	legendNotePx = 13 // its note's
-	legendRoomPx = 30 // of a row that is not its legend: a title, the x axis
-	legendGapPx  = 14 // between the panels and the legend
-	legendThumbPx, legendTextGapPx = 26, 6
+	legendLinePx    = 16 // a counter's line
+	legendNotePx    = 13 // its note's
+	legendRoomPx    = 30 // of a row that is not its legend: a title, the x axis
+	legendGapPx     = 14 // between the panels and the legend
+	legendThumbPx   = 26 // a counter's line's sample
+	legendTextGapPx = 6  // between the sample and the name
 )
 
 func legendHeight(ls []legendLine) float64 {

@@ -2,10 +2,10 @@ package plots
 
 import (
 	"fmt"
-	"io"
-	"runtime"
 	"image/color"
+	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"

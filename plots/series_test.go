@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"slices"
 	"bytes"
 	"fmt"
 	"image"
@@ -9,6 +8,7 @@ import (
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
