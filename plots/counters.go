@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -414,11 +415,12 @@ func hiddenNote(st counterStats, same uint16, drawn []bool, ks []counter) string
 }
 
 // Counters draws each run's counters over time like a PerfMon capture, in
-// pages of at most tiersPerPage tiers and maxCounterColumns runs side by
-// side, so that a page stays a few thousand pixels tall and wide however
-// many tiers and runs there are: the first page is counters.png, the
-// others counters-2.png, ... (PageStem). On a page, each tier has a group
-// of panels and each run a column. A tier's panels are, top to bottom:
+// pages of at most unitsPerPage tiers and maxCounterColumns runs side by
+// side (more runs: further blocks of rows, each tier once in each), so
+// that a page stays a few thousand pixels tall and wide however many
+// tiers and runs there are: the first page is counters.png, the others
+// counters-2.png, ... (PageStem). On a page, each tier has a group of
+// panels and each run a column. A tier's panels are, top to bottom:
 // counts (Requests Executing, Requests Queued, Pipeline Instance Count on
 // an ASP.NET host, Calls Outstanding and Instances on a WCF service,
 // Worker and I/O Threads Busy, Work Items Queued), rates (Requests/Sec,
@@ -443,15 +445,18 @@ func Counters(title string, runs []Run) ([]*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A tier of a block of runs at a time, a page of unitsPerPage at most:
+	// the tiers of the first block, then of the next.
 	cols, blocks := counterColumns(len(runs))
-	tierPages := (len(cp.names) + tiersPerPage - 1) / tiersPerPage
-	var pages []*Figure
+	var units []counterUnit
 	for b := range blocks {
-		r0, r1 := b*cols, min(len(runs), (b+1)*cols)
-		for tp := range tierPages {
-			t0, t1 := tp*tiersPerPage, min(len(cp.names), (tp+1)*tiersPerPage)
-			pages = append(pages, cp.page(title, runs, r0, r1, t0, t1, cols))
+		for i := range cp.names {
+			units = append(units, counterUnit{i, b * cols, min(len(runs), (b+1)*cols)})
 		}
+	}
+	var pages []*Figure
+	for u := 0; u < len(units); u += unitsPerPage {
+		pages = append(pages, cp.page(title, runs, units[u:min(len(units), u+unitsPerPage)], cols))
 	}
 	if len(pages) > 1 {
 		for i, f := range pages {
@@ -461,14 +466,20 @@ func Counters(title string, runs []Run) ([]*Figure, error) {
 	return pages, nil
 }
 
-// tiersPerPage is the most tiers a page of counters draws: three tiers of
-// every panel are about 2,400 pixels tall.
-const tiersPerPage = 3
+// unitsPerPage is the most tiers a page of counters draws (a tier with
+// more than maxCounterColumns runs counts once for each block of them):
+// three tiers of every panel are about 2,400 pixels tall.
+const unitsPerPage = 3
 
-// counterRow is a row of panels of a page: a tier's panel pi (a gap
-// between two tiers when tier is -1), its height in pixels and its legend.
+// counterUnit is a tier's panels for runs r0 to r1.
+type counterUnit struct{ tier, r0, r1 int }
+
+// counterRow is a row of panels of a page: a tier's panel pi for runs r0
+// to r1 (a gap between two tiers when tier is -1), its height in pixels
+// and its legend.
 type counterRow struct {
 	tier, panel int
+	r0, r1      int
 	height      float64
 	legend      []legendLine
 }
@@ -480,10 +491,10 @@ type legendLine struct {
 	note string
 }
 
-// page is the figure of tiers t0 to t1 of runs r0 to r1, in cols columns.
-func (cp *counterPlan) page(title string, runs []Run, r0, r1, t0, t1, cols int) *Figure {
+// page is the figure of units, in cols columns.
+func (cp *counterPlan) page(title string, runs []Run, units []counterUnit, cols int) *Figure {
 	const padY = 6 // pixels between two panels
-	rows := cp.pageRows(r0, r1, t0, t1)
+	rows := cp.pageRows(units)
 	var legendW vg.Length
 	for _, r := range rows {
 		legendW = max(legendW, legendWidth(r.legend))
@@ -499,26 +510,21 @@ func (cp *counterPlan) page(title string, runs []Run, r0, r1, t0, t1, cols int) 
 	// tall as the other pictures: few panels are stretched.
 	h := max(800, 16+36+10+grid)
 	var names []string
-	for i := t0; i < t1; i++ {
-		names = append(names, cp.names[i])
+	for _, u := range units {
+		if !slices.Contains(names, cp.names[u.tier]) {
+			names = append(names, cp.names[u.tier])
+		}
 	}
 	sub := "tiers " + strings.Join(names, ", ")
-	if t1-t0 == 1 {
+	if len(names) == 1 {
 		sub = "tier " + names[0]
-	}
-	if r1-r0 < len(runs) {
-		var labels []string
-		for _, r := range runs[r0:r1] {
-			labels = append(labels, r.Label)
-		}
-		sub += "; " + strings.Join(labels, ", ")
 	}
 	f := &Figure{Width: px(w), Height: px(h), title: title, subtitle: sub}
 	f.draw = func(c draw.Canvas) {
 		c.Max.Y -= px(10)
 		grid := c
 		grid.Max.X -= legendW
-		panels, weights := cp.panels(runs[r0:r1], r0, rows, len(runs) > 1, cols)
+		panels, weights := cp.panels(runs, rows, len(runs) > 1, cols)
 		tops := drawGrid(grid, panels, weights, px(28), px(padY))
 		for j, r := range rows {
 			if r.tier >= 0 {
@@ -529,25 +535,31 @@ func (cp *counterPlan) page(title string, runs []Run, r0, r1, t0, t1, cols int) 
 	return f
 }
 
-// pageRows are the rows of panels of tiers t0 to t1 of runs r0 to r1.
-func (cp *counterPlan) pageRows(r0, r1, t0, t1 int) []counterRow {
+// pageRows are the rows of panels of units.
+func (cp *counterPlan) pageRows(units []counterUnit) []counterRow {
 	nk := len(allCounters)
-	const tierGapPx = 10 // pixels added between two tiers
+	const tierGapPx = 10  // pixels added between two tiers
+	const blockGapPx = 40 // between two blocks of runs
 	var rows []counterRow
-	for i := t0; i < t1; i++ {
-		if i > t0 {
-			rows = append(rows, counterRow{tier: -1, height: tierGapPx})
+	for n, u := range units {
+		if n > 0 {
+			gap := float64(tierGapPx)
+			if u.r0 != units[n-1].r0 {
+				gap = blockGapPx
+			}
+			rows = append(rows, counterRow{tier: -1, height: gap})
 		}
+		i := u.tier
 		for pi, pk := range counterPanels {
 			if !cp.rowPanels[i][pi] {
 				continue
 			}
-			row := counterRow{tier: i, panel: pi, height: pk.height}
+			row := counterRow{tier: i, panel: pi, r0: u.r0, r1: u.r1, height: pk.height}
 			for j, c := range pk.counters {
 				k := i*nk + panelFirst[pi] + j
 				// The counter, noted as in every run that draws it.
 				in, note := false, ""
-				for ri := r0; ri < r1; ri++ {
+				for ri := u.r0; ri < u.r1; ri++ {
 					if !cp.drawn[ri][k] {
 						continue
 					}
@@ -568,9 +580,9 @@ func (cp *counterPlan) pageRows(r0, r1, t0, t1 int) []counterRow {
 	return rows
 }
 
-// panels makes the panels of rows: one column for each of runs (the r0th
-// run on), cols columns in all.
-func (cp *counterPlan) panels(runs []Run, r0 int, rows []counterRow, several bool, cols int) ([][]*plot.Plot, []float64) {
+// panels makes the panels of rows: one column for each run of a row's,
+// cols columns in all.
+func (cp *counterPlan) panels(runs []Run, rows []counterRow, several bool, cols int) ([][]*plot.Plot, []float64) {
 	nk := len(allCounters)
 	var panels [][]*plot.Plot
 	var weights []float64
@@ -583,8 +595,8 @@ func (cp *counterPlan) panels(runs []Run, r0 int, rows []counterRow, several boo
 		i, pi, pk := r.tier, r.panel, counterPanels[r.panel]
 		first := n == 0 || rows[n-1].tier != i
 		last := n == len(rows)-1 || rows[n+1].tier != i
-		for j, run := range runs {
-			ri := r0 + j
+		for j, run := range runs[r.r0:r.r1] {
+			ri := r.r0 + j
 			head := ""
 			if first {
 				head = tierHead(cp.names[i], run.Label, several, cp.infos[ri][i])
@@ -837,11 +849,11 @@ func (n panelNote) Plot(c draw.Canvas, _ *plot.Plot) {
 }
 
 // maxCounterColumns is the most runs drawn side by side, 600 pixels each;
-// more go on further pages, so that a page stays at most 2,400 pixels wide
-// and its legends.
+// more go on further blocks of rows, so that a page stays at most 2,400
+// pixels wide and its legends.
 const maxCounterColumns = 4
 
-// counterColumns spreads n runs over as few pages of at most
+// counterColumns spreads n runs over as few blocks of at most
 // maxCounterColumns columns as it can, as evenly as it can: 7 runs are two
 // blocks of 4 and 3, 5 runs two of 3 and 2.
 func counterColumns(n int) (cols, blocks int) {

@@ -188,7 +188,7 @@ func TestCounterLegends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := cp.pageRows(0, 2, 0, 2)
+	rows := cp.pageRows([]counterUnit{{0, 0, 2}, {1, 0, 2}})
 	legend := func(tier int, group string) map[string]string {
 		for _, r := range rows {
 			if r.tier == tier && counterPanels[r.panel].group == group {
@@ -368,7 +368,7 @@ func TestCountersBoundedWhateverTheTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(pages) != 67 {
-		t.Errorf("%d pages, want 67 of at most %d tiers", len(pages), tiersPerPage)
+		t.Errorf("%d pages, want 67 of at most %d tiers", len(pages), unitsPerPage)
 	}
 	for i, f := range pages {
 		if w, h := f.Pixels(); w > 2800 || h > 3000 {
