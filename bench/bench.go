@@ -7,6 +7,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // Result is the outcome of one benchmark run.
@@ -107,7 +108,7 @@ func RunExperiment(name string, data []byte, readFile func(string) ([]byte, erro
 			return Result{}, fmt.Errorf("bench: %w", err)
 		}
 		start = time.Now()
-		res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+		res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed})
 		r.WallS += time.Since(start).Seconds()
 		if err != nil {
 			return Result{}, fmt.Errorf("bench: %s: scenario %d: %w", name, i, err)
@@ -251,7 +252,7 @@ func runPipeline(seed uint64) (Result, error) {
 	}
 	load := time.Since(start).Seconds()
 	start = time.Now()
-	res, err := model.Run(&sc.Topology, model.Options{Seed: seed})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: seed})
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: pipeline: %w", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // runVariant runs one variant of an experiment file once at the file's
@@ -28,7 +29,7 @@ func runVariant(t *testing.T, file, variant string, params ...format.Param) *res
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
 	if err != nil {
 		t.Fatal(err)
 	}
