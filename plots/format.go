@@ -133,10 +133,16 @@ func (c pdfCanvas) FillString(f font.Face, pt vg.Point, s string) {
 	c.Canvas.FillString(f, pt, windows1252(s))
 }
 
-// windows1252 is s in Windows-1252, a rune it lacks as "?".
+// windows1252 is s in Windows-1252: the Greek letters and signs it lacks
+// spelled out (the text is then a little wider than its place was
+// measured for), any other rune as "?".
 func windows1252(s string) string {
 	b := make([]byte, 0, len(s))
 	for _, r := range s {
+		if alt, ok := spelled[r]; ok {
+			b = append(b, alt...)
+			continue
+		}
 		c, ok := charmap.Windows1252.EncodeRune(r)
 		if !ok {
 			c = '?'
@@ -144,6 +150,11 @@ func windows1252(s string) string {
 		b = append(b, c)
 	}
 	return string(b)
+}
+
+// spelled are the runes of tsim's pictures that Windows-1252 lacks.
+var spelled = map[rune]string{
+	'σ': "sigma", 'κ': "kappa", 'λ': "lambda", '≥': ">=", '≤': "<=", '−': "-", '→': "->",
 }
 
 func newPDF(w, h vg.Length) *vgpdf.Canvas {

@@ -72,3 +72,11 @@ func TestParseFormats(t *testing.T) {
 		t.Errorf("third page: %s", got)
 	}
 }
+
+// PDF text is Windows-1252, as vgpdf's fonts are encoded: the dash as its
+// byte, Greek letters spelled out, what else it lacks as "?".
+func TestWindows1252(t *testing.T) {
+	if got, want := windows1252("fe — σ ≥ 1 µs, 中"), "fe \x97 sigma >= 1 \xb5s, ?"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
