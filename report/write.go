@@ -37,9 +37,9 @@ func WriteFigure(dir, name string, fig *plots.Figure) (string, error) {
 var OutputFiles = outputFiles()
 
 func outputFiles() []string {
-	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv"}
+	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv", "loadtest.csv"}
 	for _, f := range plots.Formats {
-		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts"} {
+		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest"} {
 			out = append(out, plots.FileName(stem, f))
 		}
 	}
@@ -161,6 +161,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			}
 			b, err = PerfmonCSV(r)
 			if err := add("perfmon.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+		}
+		if hasLoadTest(r) {
+			b, err = LoadTestCSV(r)
+			if err := add("loadtest.csv", b, err); err != nil {
 				return nil, nil, err
 			}
 		}
