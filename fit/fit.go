@@ -110,7 +110,7 @@ type TargetResult struct {
 // Verdicts of a target.
 const (
 	Reproduced = "reproduced"      // within the figure's tolerance
-	Consistent = "within interval" // outside the tolerance, inside the prediction's interval widened by it
+	Consistent = "within interval" // outside the tolerance, inside the prediction's (finite) interval widened by it
 	Missed     = "missed"          // neither
 )
 
@@ -769,7 +769,7 @@ func (f *fitter) result(best *point, text []byte) (*Result, error) {
 				tr.Verdict = Missed
 			case math.Abs(tr.Model-t.Value) <= t.Tolerance:
 				tr.Verdict = Reproduced
-			case math.Abs(tr.Model-t.Value) <= math.Hypot(half, t.Tolerance):
+			case finite(half) && math.Abs(tr.Model-t.Value) <= math.Hypot(half, t.Tolerance):
 				tr.Verdict = Consistent
 			default:
 				tr.Verdict = Missed
