@@ -20,6 +20,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -341,6 +342,7 @@ var OutputFiles = []string{
 	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
 	"counters.png", "latency.png", "latency-cdf.png",
 	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
+	htmlreport.FileName,
 }
 
 // output is one file to write.
@@ -355,12 +357,13 @@ type Outputs struct {
 	JSON bool // summary.json
 	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
 	PNG  bool // the pictures
+	HTML bool // report.html
 }
 
 // All is every kind of output file.
-var All = Outputs{JSON: true, CSV: true, PNG: true}
+var All = Outputs{JSON: true, CSV: true, PNG: true, HTML: true}
 
-// ParseOutputs reads a comma-separated list of json, csv and png.
+// ParseOutputs reads a comma-separated list of json, csv, png and html.
 func ParseOutputs(s string) (Outputs, error) {
 	var o Outputs
 	for _, k := range strings.Split(s, ",") {
@@ -371,13 +374,15 @@ func ParseOutputs(s string) (Outputs, error) {
 			o.CSV = true
 		case "png":
 			o.PNG = true
+		case "html":
+			o.HTML = true
 		case "":
 		default:
-			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png)", strings.TrimSpace(k))
+			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png, html)", strings.TrimSpace(k))
 		}
 	}
 	if o == (Outputs{}) {
-		return o, errors.New("no output kind given (allowed: json, csv, png)")
+		return o, errors.New("no output kind given (allowed: json, csv, png, html)")
 	}
 	return o, nil
 }
@@ -455,6 +460,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			return nil, nil, fmt.Errorf("%s: %w", pic.name, errs[i])
 		}
 		outs = append(outs, output{pic.name, pngs[i]})
+	}
+	if kinds.HTML {
+		b, err := htmlreport.Report(r, htmlreport.Options{Warnings: warnings})
+		if err := add(htmlreport.FileName, b, err); err != nil {
+			return nil, nil, err
+		}
 	}
 	return outs, warnings, nil
 }

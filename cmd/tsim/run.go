@@ -16,7 +16,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -34,7 +34,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	shardFlag := fs.String("shard", "", "")
 	timeScale := fs.Float64("time-scale", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
-	outputsFlag := fs.String("outputs", "json,csv,png", "")
+	outputsFlag := fs.String("outputs", "json,csv,png,html", "")
 	noPlots := fs.Bool("no-plots", false, "")
 	perReplica := fs.Bool("per-replica", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
