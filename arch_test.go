@@ -16,7 +16,8 @@ const module = "github.com/tsim-dev/tsim"
 // layers lists, for every package of the module, the packages of the
 // module it may import (docs/architecture.md draws them). Arrows point
 // down: the engine knows nothing of tsim; the model builds on the engine;
-// the format and the executors on the model; the replication driver and
+// the format and the two executors (simmode, realmode) on the model, and
+// neither executor on the other (TestExecutorsApart); the replication driver and
 // the analysis on those; reporting and pictures know results, not the
 // engine; the library surface and the command sit on top. A package that
 // is not listed fails the test, so a new one gets its place on purpose.
@@ -28,19 +29,38 @@ var layers = map[string][]string{
 	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
 	"input":               {"format"},
 	"model":               {"sim", "results"},
+	"model/modeltest":     {"model", "sim", "results"}, // tests only: builders and the step tables of both executors
+	"simmode":             {"model", "sim", "results"},
 	"format":              {"model", "results", "sim", "topologies"},
 	"realmode":            {"model", "results", "sim"},
 	"plots":               {"results"},
 	"htmlreport":          {"results"},
 	"report":              {"results", "plots", "htmlreport", "internal/atomicio"},
-	"runner":              {"format", "model", "realmode", "results", "sim", "internal/atomicio", "input"},
+	"runner":              {"format", "model", "simmode", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots"},
 	"dotnetconfig":        {"format", "model", "results", "sim"},
 	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
-	"bench":               {"format", "model", "sim", "topologies", "results", "runner", "report"},
+	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report"},
 	"experiments":         {},
-	"":                    {"format", "model", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
 	"cmd/tsim":            nil, // the command may import anything
+}
+
+// executors are the two ways of running a model.Topology. Each builds on
+// model alone, so that what they share is written once there and
+// cross-validation compares the model with itself, not two copies.
+var executors = []string{"simmode", "realmode"}
+
+// TestExecutorsApart keeps either executor from importing the other (the
+// table below enforces it; this keeps the table from being loosened).
+func TestExecutorsApart(t *testing.T) {
+	for _, a := range executors {
+		for _, b := range executors {
+			if a != b && slices.Contains(layers[a], b) {
+				t.Errorf("executor %s may import executor %s: what they share belongs in model", a, b)
+			}
+		}
+	}
 }
 
 // TestLayering keeps the arrows pointing down, from the sources' imports

@@ -6,6 +6,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0
 	github.com/BurntSushi/toml v1.6.0
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
+	github.com/klauspost/compress v1.20.4
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/image v0.30.0

@@ -7,6 +7,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // Result is the outcome of one benchmark run.
@@ -47,7 +48,7 @@ func (r Result) RequestsPerS() float64 { return float64(r.Requests) / r.WallS }
 func (r Result) EventsPerS() float64 { return float64(r.Events) / r.WallS }
 
 // models lists the benchmarks in the order Models reports them: the two
-// reference models first (bench/simpy and ../shared/reference/desgo
+// reference models first (bench/simpy and the team's desgo yardstick
 // implement them too), then whole runs of loading and simulating longer or
 // richer systems, so that a regression that only shows at length (the
 // calendar growing with a long run) or in the .NET throttles is visible.
@@ -107,7 +108,7 @@ func RunExperiment(name string, data []byte, readFile func(string) ([]byte, erro
 			return Result{}, fmt.Errorf("bench: %w", err)
 		}
 		start = time.Now()
-		res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+		res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed})
 		r.WallS += time.Since(start).Seconds()
 		if err != nil {
 			return Result{}, fmt.Errorf("bench: %s: scenario %d: %w", name, i, err)
@@ -251,7 +252,7 @@ func runPipeline(seed uint64) (Result, error) {
 	}
 	load := time.Since(start).Seconds()
 	start = time.Now()
-	res, err := model.Run(&sc.Topology, model.Options{Seed: seed})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: seed})
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: pipeline: %w", err)

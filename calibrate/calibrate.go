@@ -35,6 +35,10 @@ type Options struct {
 	Reps int
 	// Input says what the experiment may read.
 	Input input.Options
+	// Names is a names file (ParseNames): the English names of the
+	// counters of a capture in a language the built-in table does not
+	// have. "" for none.
+	Names string
 	// Output names the calibrated experiment in messages and in its own
 	// header ("out/calibrated.toml"); nothing is written here.
 	Output string
@@ -120,7 +124,17 @@ func (c Comparison) RelError() float64 {
 // the caller writes Result.Calibrated and Result.Figure. Every problem of
 // the capture is an error naming its file, line and column.
 func Run(ctx context.Context, capture, experiment string, opt Options) (*Result, error) {
-	c, err := ReadCapture(capture)
+	var user map[string]string
+	if opt.Names != "" {
+		data, err := input.ReadRegular(opt.Names, MaxNamesBytes, "names files")
+		if err != nil {
+			return nil, err
+		}
+		if user, err = ParseNames(data, opt.Names); err != nil {
+			return nil, err
+		}
+	}
+	c, err := readCapture(capture, user)
 	if err != nil {
 		return nil, err
 	}
@@ -182,12 +196,12 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 		m, explicit := opt.Machines[t.Name]
 		if !explicit {
 			m = findMachine(c, t.Name, variant, len(x.Variants))
-		} else if !hasMachine(c, m) {
-			return nil, fmt.Errorf("%s:%d:1: --map %s=%s: no machine %s in the capture (machines: %s)", c.File, c.headRow, m, t.Name, m, strings.Join(c.Machines(), ", "))
+		} else if !c.hasMachine(m) {
+			return nil, fmt.Errorf("%s:%d:1: --map %s=%s: no machine %s in the capture (machines: %s)", c.File, c.headRow, m, t.Name, m, c.machineList())
 		}
 		if m == "" {
 			r.note(fmt.Sprintf("tier %s: no machine %s in the capture (machines: %s); left as the experiment has it (--map MACHINE=%s to calibrate it)",
-				t.Name, t.Name, strings.Join(c.Machines(), ", "), t.Name))
+				t.Name, t.Name, c.machineList(), t.Name))
 			continue
 		}
 		if o, ok := used[strings.ToLower(m)]; ok {
@@ -202,11 +216,11 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 	}
 	if len(r.Tiers) == 0 {
 		return nil, fmt.Errorf("%s:%d:1: no machine of the capture (%s) is a tier of %s (%s); map them with --map MACHINE=TIER,...",
-			c.File, c.headRow, strings.Join(c.Machines(), ", "), x.File, strings.Join(tierNames(top), ", "))
+			c.File, c.headRow, c.machineList(), x.File, strings.Join(tierNames(top), ", "))
 	}
 	for _, m := range c.Machines() {
 		if _, ok := used[strings.ToLower(m)]; !ok {
-			r.note(fmt.Sprintf("machine %s: no tier of the experiment's variant %q; not read", m, variant))
+			r.note(fmt.Sprintf("machine %s: no tier of the experiment's variant %q; not read", shortName(m), variant))
 		}
 	}
 	for _, e := range r.Tiers {
@@ -229,12 +243,29 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 			warm, from = 0, "none: the experiment's warm-up is automatic, and a capture has no run to pilot"
 		}
 	}
+	if last := c.T[len(c.T)-1]; last > format.MaxDuration.Seconds() {
+		// The simulated runs last the capture's span, and tsim's runs
+		// last at most format.MaxDuration.
+		return nil, fmt.Errorf("%s:%d:1: the capture spans %s (%s to %s, line %d); calibrate simulates the span it reads, at most %s: cut the capture to the incident (relog capture.blg -f csv -o part.csv -b \"M/D/YYYY H:MM:SS\" -e \"M/D/YYYY H:MM:SS\")",
+			c.File, c.lines[len(c.lines)-1], fmtLong(last), c.stamp(0), c.stamp(len(c.T)-1), c.lines[len(c.lines)-1], fmtLong(format.MaxDuration.Seconds()))
+	}
 	w, span, err := measure(c, top, r.Tiers, warm.Seconds())
 	if err != nil {
 		return nil, err
 	}
 	r.window = w
-	r.Window = Window{From: w.from, To: w.to, Every: w.every, Rows: len(w.rows), Batches: w.k, WarmupFrom: from}
+	r.Window = Window{From: w.from, To: w.to, Every: w.every, Rows: w.rows(), Batches: w.k, WarmupFrom: from}
+	r.Notes = append(r.Notes, c.Notes...)
+	for _, e := range r.Tiers {
+		if tr := w.tiers[e.Index]; tr.gaps > 0 {
+			gaps := fmt.Sprintf("%d gaps", tr.gaps)
+			if tr.gaps == 1 {
+				gaps = "1 gap"
+			}
+			r.note(fmt.Sprintf("machine %s: %s in its samples (the longest %s, before line %d; its samples are %s apart): the intervals across them are left out",
+				shortName(e.Machine), gaps, fmtSeconds(tr.gapLongest), tr.gapLine, fmtSeconds(tr.every)))
+		}
+	}
 	r.checkLittle()
 	r.checkLoad(top, c, w)
 
@@ -262,40 +293,34 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 
 // measure reads the tiers' counters from c over the window that starts
 // warm seconds in, and estimates their demands. It returns the window and
-// the time of the last row with a value.
+// the time of the last row with a value of a tier's machine.
 func measure(c *Capture, top *model.Topology, tiers []*TierEstimate, warm float64) (*window, float64, error) {
-	// The window: the rows with values of these machines, evenly spaced.
-	var interest []int
-	for i := range c.T {
-		for _, e := range tiers {
-			if !math.IsNaN(c.value(i, e.From.cpu)) || !math.IsNaN(c.value(i, e.From.rate)) {
-				interest = append(interest, i)
-				break
-			}
-		}
-	}
-	w, err := c.newWindow(interest, warm)
+	w, err := c.newWindow(tiers, warm)
 	if err != nil {
 		return nil, 0, err
 	}
 	sums := map[int][]batchSums{}
+	span := 0.0
 	for _, e := range tiers {
-		s, err := c.tierSums(w, e.From, e.Cores)
+		tr := w.tiers[e.Index]
+		s, err := c.tierSums(w, tr, e.From, e.Cores)
 		if err != nil {
 			return nil, 0, err
 		}
 		if s[w.k].rows < MinRows {
 			return nil, 0, fmt.Errorf("%s: %s: values in %d of the window's %d rows; calibrate needs at least %d",
-				c.head(e.From.rate), c.Log.Counters[e.From.rate], s[w.k].rows, len(w.rows), MinRows)
+				c.head(e.From.rate), c.name(e.From.rate), s[w.k].rows, len(tr.rows), MinRows)
 		}
 		if s[w.k].n <= 0 {
 			return nil, 0, fmt.Errorf("%s: %s is 0 throughout the window (%s to %s): no requests, nothing to estimate",
-				c.head(e.From.rate), c.Log.Counters[e.From.rate], fmtSeconds(w.from), fmtSeconds(w.to))
+				c.head(e.From.rate), c.name(e.From.rate), fmtSeconds(w.from), fmtSeconds(w.to))
 		}
 		sums[e.Index] = s
+		rows := c.machineRows(e.From)
+		span = math.Max(span, c.T[rows[len(rows)-1]])
 	}
 	estimate(top, tiers, sums, w.k)
-	return w, c.T[interest[len(interest)-1]], nil
+	return w, span, nil
 }
 
 // render writes the tiers' estimates into the experiment (Calibrated),
@@ -345,22 +370,11 @@ func tierNames(top *model.Topology) []string {
 	return out
 }
 
-func hasMachine(c *Capture, m string) bool {
-	for _, x := range c.Machines() {
-		if strings.EqualFold(x, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // findMachine is the machine of tier: its own name, or the name tsim's
 // perfmon.csv gives it with several variants (TIER-VARIANT); "" if none.
 func findMachine(c *Capture, tier, variant string, variants int) string {
-	for _, m := range c.Machines() {
-		if strings.EqualFold(m, tier) {
-			return m
-		}
+	if m := c.machineSet[strings.ToLower(tier)]; m != "" {
+		return m
 	}
 	b := []byte(tier + "-" + variant)
 	for i, ch := range b {
@@ -368,12 +382,7 @@ func findMachine(c *Capture, tier, variant string, variants int) string {
 			b[i] = '-'
 		}
 	}
-	for _, m := range c.Machines() {
-		if strings.EqualFold(m, string(b)) {
-			return m
-		}
-	}
-	return ""
+	return c.machineSet[strings.ToLower(string(b))]
 }
 
 func aspnetHost(h model.HostKind) bool {
@@ -447,3 +456,14 @@ func (r *Result) checkLoad(top *model.Topology, c *Capture, w *window) {
 }
 
 // Formatting.
+
+// fmtLong writes a long span of seconds in days or years.
+func fmtLong(s float64) string {
+	switch {
+	case s >= 2*365.25*86400:
+		return fmt.Sprintf("%.3g years", s/(365.25*86400))
+	case s >= 2*86400:
+		return fmt.Sprintf("%.3g days", s/86400)
+	}
+	return fmtSeconds(s)
+}

@@ -57,27 +57,28 @@ func (r *Result) compare(c *Capture, w *window, runs []*results.Run) {
 		}
 		for _, k := range e.counters() {
 			cmp := Comparison{Tier: e.Tier, Machine: e.Machine, Counter: k.name, Unit: k.unit, SimHalf: math.NaN()}
-			var sum, dt float64
-			prev := math.NaN()
 			for i := range c.T {
-				v := c.value(i, k.col)
-				if math.IsNaN(v) {
-					continue
+				if v := c.value(i, k.col); !math.IsNaN(v) {
+					cmp.MeasuredSeries = append(cmp.MeasuredSeries, plots.TimeValue{T: c.T[i], V: v})
 				}
-				cmp.MeasuredSeries = append(cmp.MeasuredSeries, plots.TimeValue{T: c.T[i], V: v})
-				if !math.IsNaN(prev) && inWindow(c.T[i]) {
-					sum += v * (c.T[i] - prev)
-					dt += c.T[i] - prev
-				}
-				prev = c.T[i]
 			}
-			if len(cmp.MeasuredSeries) == 0 {
-				continue // a column the capture leaves blank throughout
+			// The mean over the window: the machine's rows, each weighted
+			// by the interval it covers (gaps left out).
+			var sum, dt float64
+			tr := w.tiers[e.Index]
+			for j, i := range tr.rows {
+				if v := c.value(i, k.col); !math.IsNaN(v) {
+					sum += v * tr.dt[j]
+					dt += tr.dt[j]
+				}
+			}
+			if dt == 0 {
+				continue // a column the capture leaves blank throughout the window
 			}
 			cmp.Measured = sum / dt
 			var means []float64
 			for n, run := range runs {
-				sum, dt, prev = 0, 0, math.NaN()
+				sum, dt, prev := 0.0, 0.0, math.NaN()
 				for _, s := range run.Series {
 					if ti >= len(s.Tiers) {
 						continue

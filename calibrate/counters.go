@@ -14,6 +14,9 @@ import (
 // ServiceModelService 3.0.0.0, 4.0.0.0) and the version-independent ASP.NET
 // and ASP.NET Applications.
 const (
+	objProcessor     = "Processor"
+	objProcessorInfo = "Processor Information"
+
 	cProcessor   = "% Processor Time"
 	cReqPerSec   = "Requests/Sec"
 	cExecuting   = "Requests Executing"
@@ -66,13 +69,17 @@ func isWCF(obj string) bool { return strings.HasPrefix(obj, "ServiceModelService
 func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters, error) {
 	m := &machineCounters{machine: machine, first: -1, cpu: -1, rate: -1, dur: -1, level: -1, rejected: -1, aspRate: -1, aspWait: -1, aspExec: -1, aspCurrent: -1, connWaiting: -1}
 	var idx []int
-	for k, p := range c.Log.Counters {
+	for k, p := range c.Counters {
 		if strings.EqualFold(p.Machine, machine) {
 			idx = append(idx, k)
 		}
 	}
 	if len(idx) == 0 {
-		return nil, fmt.Errorf("%s:%d:1: no counter of machine %s in the header (machines: %s)", c.File, c.headRow, machine, strings.Join(c.Machines(), ", "))
+		if c.hasMachine(machine) {
+			return nil, fmt.Errorf("%s:%d:1: machine %s (tier %s) has none of the counters calibrate reads (the processor's, ASP.NET's, WCF's); %s; if the capture names them in a language calibrate does not know, give their English names with --names FILE (docs/field-calibrate.md)",
+				c.File, c.headRow, shortName(machine), t.Name, recordHint(machine, t, true, true))
+		}
+		return nil, fmt.Errorf("%s:%d:1: no counter of machine %s in the header (machines: %s)", c.File, c.headRow, shortName(machine), c.machineList())
 	}
 	m.first = idx[0]
 	aspWant, appsWant, wcfWant := report.PerfmonObjects(t.DotNet)
@@ -82,7 +89,7 @@ func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters
 	pick := func(pred func(string) bool, want, plain, name string, inst func(string) bool) int {
 		best, rank := -1, 0
 		for _, k := range idx {
-			p := c.Log.Counters[k]
+			p := c.Counters[k]
 			if !pred(p.Object) || p.Counter != name || !inst(p.Instance) {
 				continue
 			}
@@ -101,14 +108,19 @@ func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters
 	}
 	none := func(s string) bool { return s == "" }
 	total := func(s string) bool { return s == "_Total" }
-	m.cpu = pick(func(o string) bool { return o == "Processor" }, "Processor", "", cProcessor, total)
+	m.cpu = pick(func(o string) bool { return o == objProcessor }, objProcessor, "", cProcessor, total)
+	if m.cpu < 0 {
+		// Processor Information(_Total): the same share of all the
+		// logical processors, under the object current Windows favours.
+		m.cpu = pick(func(o string) bool { return o == objProcessorInfo }, objProcessorInfo, "", cProcessor, total)
+	}
 
 	// ASP.NET Applications: __Total__, or the one application the capture has.
 	appsInst := func(s string) bool { return s == "__Total__" }
 	if pick(isASPNetApps, appsWant, "ASP.NET Applications", cReqPerSec, appsInst) < 0 {
 		var insts []string
 		for _, k := range idx {
-			if p := c.Log.Counters[k]; isASPNetApps(p.Object) && p.Counter == cReqPerSec {
+			if p := c.Counters[k]; isASPNetApps(p.Object) && p.Counter == cReqPerSec {
 				insts = append(insts, p.Instance)
 			}
 		}
@@ -127,7 +139,7 @@ func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters
 	// ServiceModelService: one service per machine.
 	var services []string
 	for _, k := range idx {
-		p := c.Log.Counters[k]
+		p := c.Counters[k]
 		if isWCF(p.Object) && p.Counter == cCallsPerSec && !contains(services, p.Instance) {
 			services = append(services, p.Instance)
 		}
@@ -144,7 +156,7 @@ func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters
 			m.wcf = true
 			m.rate, m.dur, m.level = rate, dur, pick(isWCF, wcfWant, "", cOutstanding, inst)
 			m.rateName, m.durName, m.levelName = cCallsPerSec, cCallsDur, cOutstanding
-			m.wcfObject = c.Log.Counters[rate].Object + "(" + services[0] + ")"
+			m.wcfObject = c.Counters[rate].Object + "(" + services[0] + ")"
 		}
 	}
 	if !m.wcf && m.aspnet {
@@ -153,23 +165,61 @@ func (c *Capture) findCounters(machine string, t results.Tier) (*machineCounters
 		m.durMS = true
 	}
 	if m.aspnet {
-		m.aspName = c.Log.Counters[m.aspExec].Object
+		m.aspName = c.Counters[m.aspExec].Object
 	}
 	m.connWaiting = pick(func(o string) bool { return o == "tsim Connections" }, "tsim Connections", "", cConnWaiting, func(s string) bool { return s == "_Total_" })
 
 	var missing []string
 	if m.cpu < 0 {
-		missing = append(missing, `\\`+machine+`\Processor(_Total)\`+cProcessor)
+		missing = append(missing, `\\`+machine+`\Processor(_Total)\`+cProcessor+` (or Processor Information(_Total))`)
 	}
 	if m.rate < 0 {
 		missing = append(missing, fmt.Sprintf(`a request rate and a duration: \\%s\%s(__Total__)\%s with \\%s\%s\%s (ASP.NET), or \\%s\%s(SERVICE)\%s with \%s (WCF)`,
 			machine, appsWant, cReqPerSec, machine, aspWant, cExecTime, machine, wcfWant, cCallsPerSec, cCallsDur))
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s: machine %s (tier %s) lacks %s; calibrate needs, for every tier it calibrates, %% Processor Time, a request rate and the operation's duration (docs/field-calibrate.md lists them)",
-			c.head(m.first), machine, t.Name, strings.Join(missing, "; and "))
+		return nil, fmt.Errorf("%s: machine %s (tier %s) lacks %s; calibrate needs, for every tier it calibrates, %% Processor Time, a request rate and the operation's duration; %s",
+			c.head(m.first), shortName(machine), t.Name, strings.Join(missing, "; and "), recordHint(machine, t, m.cpu < 0, m.rate < 0))
 	}
 	return m, nil
+}
+
+// recordHint says how to record what a tier's machine lacks: a typeperf
+// command line of those counters (docs/field-calibrate.md has the whole
+// set, for logman too).
+func recordHint(machine string, t results.Tier, cpu, rate bool) string {
+	asp, apps, wcf := report.PerfmonObjects(t.DotNet)
+	var paths []string
+	if cpu {
+		paths = append(paths, `"\Processor(_Total)\`+cProcessor+`"`)
+	}
+	if rate {
+		if t.WCF {
+			paths = append(paths, `"\`+wcf+`(*)\`+cCallsPerSec+`"`, `"\`+wcf+`(*)\`+cCallsDur+`"`, `"\`+wcf+`(*)\`+cOutstanding+`"`)
+		}
+		if !t.WCF || aspnetHostName(t.Host) {
+			paths = append(paths, `"\`+apps+`(__Total__)\`+cReqPerSec+`"`, `"\`+apps+`(__Total__)\`+cExecuting+`"`, `"\`+asp+`\`+cExecTime+`"`)
+		}
+	}
+	return fmt.Sprintf("record them on %s with typeperf -si 1 -f CSV -o capture.csv %s (docs/field-calibrate.md, \"Recording a capture\", has the whole set and the logman line)",
+		shortName(machine), strings.Join(paths, " "))
+}
+
+func aspnetHostName(h string) bool { return h == "aspnet-classic" || h == "iis-integrated" }
+
+// hasMachine reports whether the capture's header names machine m, with
+// any counter.
+func (c *Capture) hasMachine(m string) bool { return c.machineSet[strings.ToLower(m)] != "" }
+
+// columns are the capture's columns m reads.
+func (m *machineCounters) columns() []int {
+	var out []int
+	for _, k := range []int{m.cpu, m.rate, m.dur, m.level, m.rejected, m.aspRate, m.aspWait, m.aspExec, m.aspCurrent, m.connWaiting} {
+		if k >= 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func contains(xs []string, s string) bool {

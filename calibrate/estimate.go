@@ -94,75 +94,138 @@ type batchSums struct {
 	rows          int
 }
 
-// window is the rows calibrate reads, cut into batches.
+// window is the part of the capture calibrate reads: from the end of the
+// warm-up to the last sample, cut into batches of time; each tier reads
+// its own machine's rows in it.
 type window struct {
-	rows  []int     // rows in the window, in order
+	k     int     // batches
+	from  float64 // seconds since the capture's first row
+	to    float64
+	start float64 // where the first batch starts: the first interval read
+	every float64 // the usual interval between samples
+	tiers map[int]*tierRows
+}
+
+// tierRows are the rows a tier's machine has values in, within the window.
+type tierRows struct {
+	rows  []int     // in order
 	prev  int       // the row before the first, where its interval starts
 	dt    []float64 // the interval each row's rates and durations cover
 	batch []int     // the batch of each row
-	k     int       // batches
-	from  float64   // seconds since the capture's first row
-	to    float64
-	every float64
+	every float64   // the machine's usual interval
+	// gaps are intervals longer than one and a half times the usual one
+	// (a capture stopped and restarted, a machine out of reach): the row
+	// after each is left out, its rates spanning the gap.
+	gaps, gapLine int
+	gapLongest    float64
 }
 
-// newWindow takes the rows whose interval starts at or after from seconds
-// (the first row of the capture has no interval) and cuts them into
-// Batches batches.
-func (c *Capture) newWindow(interest []int, from float64) (*window, error) {
-	every, err := c.checkGaps(interest)
-	if err != nil {
-		return nil, err
-	}
-	w := &window{from: from, every: every, prev: -1}
-	for j := 1; j < len(interest); j++ {
-		i, prev := interest[j], interest[j-1]
-		if c.T[prev] < from-1e-9 {
-			continue
+// machineRows are the rows in which any of machine counters m has a
+// value: its samples (several machines logged apart and merged have rows
+// of their own; PerfMon's first sample has levels and no rates).
+func (c *Capture) machineRows(m *machineCounters) []int {
+	cols := m.columns()
+	var out []int
+	for i := range c.T {
+		for _, k := range cols {
+			if !math.IsNaN(c.value(i, k)) {
+				out = append(out, i)
+				break
+			}
 		}
-		if w.prev < 0 {
-			w.prev = prev
+	}
+	return out
+}
+
+// newWindow takes, for each tier, the rows of its machine whose interval
+// starts at or after from seconds (the first row of a machine has no
+// interval, nor has the first after a gap) and cuts the window into
+// Batches batches of time.
+func (c *Capture) newWindow(tiers []*TierEstimate, from float64) (*window, error) {
+	w := &window{from: from, k: Batches, tiers: map[int]*tierRows{}, start: math.Inf(1), to: math.Inf(-1)}
+	for _, e := range tiers {
+		interest := c.machineRows(e.From)
+		tr := &tierRows{prev: -1, every: interval(c.T, interest)}
+		for j := 1; j < len(interest); j++ {
+			i, prev := interest[j], interest[j-1]
+			if c.T[prev] < from-1e-9 {
+				continue
+			}
+			d := c.T[i] - c.T[prev]
+			if tr.every > 0 && d > 1.5*tr.every {
+				tr.gaps++
+				if d > tr.gapLongest {
+					tr.gapLongest, tr.gapLine = d, c.lines[i]
+				}
+				continue
+			}
+			if tr.prev < 0 {
+				tr.prev = prev
+			}
+			tr.rows = append(tr.rows, i)
+			tr.dt = append(tr.dt, d)
 		}
-		w.rows = append(w.rows, i)
-		w.dt = append(w.dt, c.T[i]-c.T[prev])
+		if len(tr.rows) < MinRows {
+			span := 0.0
+			if len(interest) > 0 {
+				span = c.T[interest[len(interest)-1]] - c.T[interest[0]]
+			}
+			return nil, fmt.Errorf("%s:%d:1: %d samples of machine %s after the warm-up of %s (its samples span %s); calibrate needs at least %d: a longer capture or a shorter --warmup",
+				c.File, c.headRow, len(tr.rows), shortName(e.Machine), fmtSeconds(from), fmtSeconds(span), MinRows)
+		}
+		w.tiers[e.Index] = tr
+		w.start = math.Min(w.start, c.T[tr.prev])
+		w.to = math.Max(w.to, c.T[tr.rows[len(tr.rows)-1]])
+		if w.every == 0 || tr.every < w.every {
+			w.every = tr.every
+		}
 	}
-	if len(w.rows) < MinRows {
-		return nil, fmt.Errorf("%s:%d:1: %d samples after the warm-up of %s (the capture spans %s); calibrate needs at least %d: a longer capture or a shorter --warmup",
-			c.File, c.headRow, len(w.rows), fmtSeconds(from), fmtSeconds(c.T[len(c.T)-1]), MinRows)
-	}
-	w.to = c.T[w.rows[len(w.rows)-1]]
-	w.k = Batches
-	w.batch = make([]int, len(w.rows))
-	for j := range w.rows {
-		w.batch[j] = j * w.k / len(w.rows)
+	span := w.to - w.start
+	for _, tr := range w.tiers {
+		tr.batch = make([]int, len(tr.rows))
+		for j, i := range tr.rows {
+			// The batch of the interval's start (the rows of one machine
+			// evenly spaced: row j of n in batch j·k/n).
+			b := 0
+			if span > 0 {
+				b = int(math.Floor((c.T[i]-tr.dt[j]-w.start)/span*float64(w.k) + 1e-9))
+			}
+			tr.batch[j] = min(max(b, 0), w.k-1)
+		}
 	}
 	return w, nil
+}
+
+// rows is the number of rows the window holds, of the machine with most.
+func (w *window) rows() int {
+	n := 0
+	for _, tr := range w.tiers {
+		n = max(n, len(tr.rows))
+	}
+	return n
 }
 
 // tierSums sums one tier's counters per batch; batch w.k is the whole
 // window. Every value it reads must be a count, a rate, a level or a
 // duration: never negative.
-func (c *Capture) tierSums(w *window, m *machineCounters, cores int) ([]batchSums, error) {
+func (c *Capture) tierSums(w *window, tr *tierRows, m *machineCounters, cores int) ([]batchSums, error) {
 	s := make([]batchSums, w.k+1)
 	prevRejected := math.NaN()
 	if m.rejected >= 0 {
-		prevRejected = c.value(w.prev, m.rejected)
+		prevRejected = c.value(tr.prev, m.rejected)
 	}
-	for j, i := range w.rows {
-		dt := w.dt[j]
+	for j, i := range tr.rows {
+		dt := tr.dt[j]
 		u := c.value(i, m.cpu)
 		x := c.value(i, m.rate)
 		r := c.value(i, m.dur)
-		for _, k := range []int{m.cpu, m.rate, m.dur, m.level, m.rejected, m.aspRate, m.aspWait, m.aspExec, m.aspCurrent, m.connWaiting} {
-			if k < 0 {
-				continue
-			}
+		for _, k := range m.columns() {
 			if v := c.value(i, k); v < 0 {
-				return nil, fmt.Errorf("%s: %s: negative value %g; counters are never negative", c.at(i, k), c.Log.Counters[k], v)
+				return nil, fmt.Errorf("%s: %s: negative value %g; counters are never negative", c.at(i, k), c.name(k), v)
 			}
 		}
 		if u > 101 {
-			return nil, fmt.Errorf("%s: %s: %g above 100; Processor(_Total) is the share of all the cores, at most 100", c.at(i, m.cpu), c.Log.Counters[m.cpu], u)
+			return nil, fmt.Errorf("%s: %s: %g above 100; Processor(_Total) is the share of all the cores, at most 100", c.at(i, m.cpu), c.name(m.cpu), u)
 		}
 		if m.rejected >= 0 {
 			// A total since the start: the interval's rejections are its increase.
@@ -195,7 +258,7 @@ func (c *Capture) tierSums(w *window, m *machineCounters, cores int) ([]batchSum
 			}
 			visit, visitX = (aw+ae)/1000, c.value(i, m.aspRate)
 		}
-		for _, b := range []int{w.batch[j], w.k} {
+		for _, b := range []int{tr.batch[j], w.k} {
 			bs := &s[b]
 			if !math.IsNaN(lv) {
 				bs.lv += lv * dt

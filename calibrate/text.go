@@ -15,7 +15,7 @@ import (
 func (r *Result) WriteText(out io.Writer) error {
 	var b strings.Builder
 	c := r.Capture
-	fmt.Fprintf(&b, "capture %s: %d samples %s apart over %s; machines %s\n", c.File, len(c.T), fmtSeconds(r.Window.Every), fmtSeconds(c.T[len(c.T)-1]), strings.Join(c.Machines(), ", "))
+	fmt.Fprintf(&b, "capture %s: %d samples %s apart over %s; machines %s\n", c.File, len(c.T), fmtSeconds(r.Window.Every), fmtSeconds(c.T[len(c.T)-1]), c.machineList())
 	fmt.Fprintf(&b, "experiment %s, variant %q\n", r.Experiment, r.Variant)
 	fmt.Fprintf(&b, "window: %s to %s of the capture (warm-up: %s), %d samples in %d batches; ± is a 95%% confidence half-width from the batches\n\n",
 		fmtSeconds(r.Window.From), fmtSeconds(r.Window.To), r.Window.WarmupFrom, r.Window.Rows, r.Window.Batches)

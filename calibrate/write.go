@@ -94,7 +94,7 @@ func (r *Result) write(doc map[string]any, top *model.Topology, e *TierEstimate,
 		if v.x > format.MaxDuration.Seconds() || math.IsInf(v.x, 0) {
 			c := r.Capture
 			return fmt.Errorf("%s: tier %s: the capture gives %s of %s a request (from %s and %s); tsim's demands are at most %s: these are not a running service's counters",
-				c.head(e.From.rate), t.Name, fmtSeconds(v.x), v.what, c.Log.Counters[e.From.rate], c.Log.Counters[e.From.cpu], fmtSeconds(format.MaxDuration.Seconds()))
+				c.head(e.From.rate), t.Name, fmtSeconds(v.x), v.what, c.name(e.From.rate), c.name(e.From.cpu), fmtSeconds(format.MaxDuration.Seconds()))
 		}
 	}
 	cpu := e.StepCPU.Value / mult

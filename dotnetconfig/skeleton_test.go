@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -157,7 +158,7 @@ func TestCrackSkeletonRuns(t *testing.T) {
 	if call.Conn.Limit != 2 || web.Admission.MinFreeThreads != 704 || web.Worker.Max != 800 {
 		t.Errorf("loaded: limit %d (%s), minFreeThreads %d, worker.max %d", call.Conn.Limit, call.Conn.Resolution, web.Admission.MinFreeThreads, web.Worker.Max)
 	}
-	res, err := model.Run(&sc.Topology, model.Options{Seed: 1, NoSeries: true})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: 1, NoSeries: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // TestHowManyFrontEnds checks how-many-front-ends.toml's story: 2 front
@@ -49,7 +50,7 @@ func TestHowManyFrontEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
+		res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // runVariant runs one variant of an experiment file once at the file's
@@ -28,7 +29,7 @@ func runVariant(t *testing.T, file, variant string, params ...format.Param) *res
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed, NoSeries: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestStoryWCF4DefaultsAnyServer(t *testing.T) {
 
 // how-many-front-ends.toml: its answer (4 front ends) rests on tsim's
 // resolution of the ignored entry to 2 connections; at ASP.NET's own
-// default of 10 (facts §1) the 2 front ends meet the goal as fixed ones do.
+// default of 10 (dotnet.md §1) the 2 front ends meet the goal as fixed ones do.
 func TestHowManyFrontEndsAtTen(t *testing.T) {
 	const file = "how-many-front-ends.toml"
 	ten, fix := runVariant(t, file, "as-deployed-aspnet-10"), runVariant(t, file, "maxconnection-fixed")

@@ -13,6 +13,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // runStory loads an experiment file and runs every scenario once at the
@@ -36,7 +37,7 @@ func runStory(t *testing.T, file string, duration time.Duration) map[string]*res
 		if duration > 0 {
 			sc.Topology.Duration = duration
 		}
-		res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+		res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package format
 
 import (
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/simmode"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestPipelineFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := model.Run(&sc.Topology, model.Options{Seed: x.Seed})
+	res, err := simmode.Run(&sc.Topology, model.Options{Seed: x.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestPipelineFile(t *testing.T) {
 	top := sc.Topology
 	top.Load.Call.Timeout = 6 * time.Second
 	top.Duration = 20 * time.Minute
-	res, err = model.Run(&top, model.Options{Seed: x.Seed})
+	res, err = simmode.Run(&top, model.Options{Seed: x.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}

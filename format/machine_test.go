@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 func TestMachineShared(t *testing.T) {
@@ -82,7 +83,7 @@ cores = 2
 		lo, hi float64
 	}{{`agent_machine = "svc"`, 950, 1010}, {`agent_cores = 2`, 1850, 2010}} {
 		top := loadTopo(t, file(tc.agent))
-		res, err := model.Run(&top, model.Options{Seed: 1})
+		res, err := simmode.Run(&top, model.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

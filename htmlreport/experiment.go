@@ -40,14 +40,14 @@ func Experiment(r *results.Experiment, opt Options) *Page {
 	p.Lines = headerLines(r)
 	done := r.Done()
 
-	if len(opt.Warnings) > 0 || !r.Complete() {
-		s := p.Add(&Section{ID: "warnings", Title: "Warnings"})
-		var ws []string
-		if !r.Complete() {
-			ws = append(ws, fmt.Sprintf("interrupted: %d of %d scenarios finished; the others are missing from this page", r.Finished, len(r.Scenarios)))
-		}
-		ws = append(ws, opt.Warnings...)
-		s.Add(Block{Warnings: ws})
+	var ws []string
+	if !r.Complete() {
+		ws = append(ws, fmt.Sprintf("interrupted: %d of %d scenarios finished; the others are missing from this page", r.Finished, len(r.Scenarios)))
+	}
+	ws = append(ws, r.Warnings...) // settings that take no effect
+	ws = append(ws, opt.Warnings...)
+	if len(ws) > 0 {
+		p.Add(&Section{ID: "warnings", Title: "Warnings", Blocks: []Block{{Warnings: ws}}})
 	}
 	if len(done) == 0 {
 		return p

@@ -63,16 +63,6 @@ func Open(path string, opt Options) (data []byte, readFile func(name string) ([]
 	return data, NewReader(filepath.Dir(path), opt).ReadFile, nil
 }
 
-// Load opens and loads an experiment file: Open, then
-// format.LoadExperiment with the file's path as its name in messages.
-func Load(path string, opt Options) (*format.Experiment, error) {
-	data, readFile, err := Open(path, opt)
-	if err != nil {
-		return nil, err
-	}
-	return format.LoadExperiment(path, data, readFile)
-}
-
 // ReadRegular reads the regular file at path, of at most max bytes. what
 // names the kind of file in the message of a file too large ("experiment
 // files may be at most 1 MiB"). Anything but a regular file is refused

@@ -44,3 +44,18 @@ func TestDecideClassic(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideListener(t *testing.T) {
+	l := Listener{MaxPending: 10, Backlog: 10}
+	for _, tc := range []struct {
+		waiting int
+		want    Decision
+	}{{0, DecisionQueue}, {19, DecisionQueue}, {20, DecisionReject}, {25, DecisionReject}} {
+		if got := DecideListener(&l, tc.waiting); got != tc.want {
+			t.Errorf("waiting %d: %v, want %v", tc.waiting, got, tc.want)
+		}
+	}
+	if DecideListener(&Listener{}, 1e6) != DecisionQueue {
+		t.Error("no limit refused")
+	}
+}

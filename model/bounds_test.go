@@ -1,6 +1,8 @@
-package model
+package model_test
 
 import (
+	. "github.com/tsim-dev/tsim/model"
+	mt "github.com/tsim-dev/tsim/model/modeltest"
 	"math"
 	"testing"
 	"time"
@@ -11,7 +13,7 @@ func TestAnalysePipeline(t *testing.T) {
 	// (50 ms CPU + 100 ms wait), bind at 2/0.15 = 13.33 req/s; at one user
 	// a request takes D = 0.15 s, so with Z = 1 s they saturate at
 	// (D+Z)·13.33 = 15.3 users, far below the 100 the load brings.
-	a := Analyse(pipelineTopology(20*time.Second, time.Hour))
+	a := Analyse(mt.Pipeline(20*time.Second, time.Hour))
 	if a.Binding == nil || a.Binding.Kind != "connection" || a.Binding.Tier != "fe" {
 		t.Fatalf("binding = %+v", a.Binding)
 	}
@@ -32,10 +34,10 @@ func TestAnalysePipeline(t *testing.T) {
 }
 
 func TestAnalyseAsyncFreesThreads(t *testing.T) {
-	be := tier("be", wait(time.Second))
-	mid := tier("mid", cpu(10*time.Millisecond), callTo(1, Call{}))
+	be := mt.Tier("be", 8, mt.Wait(time.Second))
+	mid := mt.Tier("mid", 8, mt.CPU(10*time.Millisecond), mt.Call(1, Call{}))
 	mid.Worker = Pool{Min: 4, Max: 4}
-	top := burst(10, 0, mid, be)
+	top := mt.Burst(10, 0, 5*time.Second, mid, be)
 	threads := func() Bound {
 		for _, b := range Analyse(top).Bounds {
 			if b.Kind == "threads" && b.Tier == "mid" {
@@ -58,10 +60,10 @@ func TestAnalyseAsyncFreesThreads(t *testing.T) {
 func TestAnalyseSessionsCapUsers(t *testing.T) {
 	// 50 users each keep a netTcp session; MaxConcurrentSessions 10 binds
 	// at 10 users.
-	svc := tier("svc", wait(100*time.Millisecond))
+	svc := mt.Tier("svc", 8, mt.Wait(100*time.Millisecond))
 	svc.WCF = &WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: PerSession}
-	top := burst(50, time.Minute, svc)
-	top.Load.Think = cnst(time.Second)
+	top := mt.Burst(50, time.Minute, 5*time.Second, svc)
+	top.Load.Think = mt.Const(time.Second)
 	top.Load.Call.Binding = Binding{Name: "netTcp", Sessionful: true}
 	top.Load.Call.Proxy = Proxy{Kind: ProxyPerUser}
 	a := Analyse(top)
@@ -76,10 +78,10 @@ func TestAnalyseSessionSetUpCostsTheService(t *testing.T) {
 	// each) and close message (1 ms) are the service's CPU on top of the
 	// operation's 10 ms: 33 ms a visit, 2 cores → 60.6/s. A long-lived
 	// proxy sets its session up once: 10 ms a visit → 200/s.
-	svc := tier("svc", cpu(10*time.Millisecond))
+	svc := mt.Tier("svc", 8, mt.CPU(10*time.Millisecond))
 	svc.Cores = 2
 	svc.WCF = &WCF{MaxCalls: 1000, MaxSessions: 1000, MaxInstances: 1000, Instancing: PerCall}
-	top := burst(50, time.Minute, svc)
+	top := mt.Burst(50, time.Minute, 5*time.Second, svc)
 	top.Load.Call.Binding = Binding{Name: "wsHttp", Sessionful: true, SessionCPU: 20 * time.Millisecond,
 		CPUBase: time.Millisecond, NegotiationLegs: 2, CloseMessage: true}
 	cpuBound := func() Bound {
@@ -100,4 +102,84 @@ func TestAnalyseSessionSetUpCostsTheService(t *testing.T) {
 	if b := cpuBound(); b.Hold != 12*time.Millisecond {
 		t.Errorf("long-lived proxy: CPU held %v a visit, want 12ms", b.Hold)
 	}
+}
+
+func TestAnalyseInstanceLockAndOneWay(t *testing.T) {
+	// The bounds follow the walk: a singleton's lock is held for the
+	// operation, the activation and the reply, not the decoding; a one-way
+	// call holds its caller until its request is decoded; an instance per
+	// call adds its creation to the service's CPU.
+	svc := mt.Tier("svc", 8, mt.CPU(time.Second))
+	svc.WCF = &WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: SingleInstance, Concurrency: ConcurrencySingle,
+		InstanceCPU: 3 * time.Second, SingleLockCPU: 500 * time.Millisecond}
+	top := mt.Burst(4, 0, 5*time.Second, svc)
+	top.Load.Call.Binding = Binding{Name: "test", CPUPerKB: 2 * time.Second}
+	top.Load.Call.RequestKB, top.Load.Call.ReplyKB = 1, 0.25
+	hold := func(a Analysis, kind string) time.Duration {
+		for _, b := range a.Bounds {
+			if b.Kind == kind {
+				return b.Hold
+			}
+		}
+		t.Fatalf("no %s bound in %+v", kind, a.Bounds)
+		return 0
+	}
+	// lock: 1 s operation + 0.5 s lock + 0.5 s reply; the 2 s decode outside.
+	if h := hold(Analyse(top), "instance-lock"); h != 2*time.Second {
+		t.Errorf("instance lock held %v a request, want 2s", h)
+	}
+	if h := hold(Analyse(top), "cpu"); h != 4*time.Second {
+		t.Errorf("CPU %v a request, want 4s (decode 2, operation 1, lock 0.5, reply 0.5; the singleton's creation spread over its calls)", h)
+	}
+	svc.WCF.Instancing = PerCall
+	top.Tiers[0] = svc
+	if h := hold(Analyse(top), "cpu"); h != 6500*time.Millisecond {
+		t.Errorf("PerCall: CPU %v a request, want 6.5s (an instance a call, no singleton lock)", h)
+	}
+	svc.WCF.OneWay = true
+	top.Tiers[0] = svc
+	a := Analyse(top)
+	if a.D != 2*time.Second {
+		t.Errorf("one-way: D = %v, want 2s (answered once decoded)", a.D)
+	}
+	if h := hold(a, "cpu"); h != 6*time.Second {
+		t.Errorf("one-way: CPU %v a request, want 6s (no reply to encode)", h)
+	}
+}
+
+func TestMachineBoundSumsDemands(t *testing.T) {
+	// The operational bound of a shared machine is its cores over the
+	// demands of all its tiers: 1 core / 2 s = 0.5 requests per second.
+	a := Analyse(sharedMachine(1))
+	var cpus []Bound
+	for _, b := range a.Bounds {
+		if b.Kind == "cpu" {
+			cpus = append(cpus, b)
+		}
+	}
+	if len(cpus) != 1 || cpus[0].Throttle != "CPU cl+svc" || math.Abs(cpus[0].PerSec-0.5) > 1e-9 {
+		t.Fatalf("cpu bounds %+v, want one, CPU cl+svc at 0.5/s", cpus)
+	}
+	a = Analyse(sharedMachine(0))
+	n := 0
+	for _, b := range a.Bounds {
+		if b.Kind == "cpu" {
+			n++
+			if math.Abs(b.PerSec-1) > 1e-9 {
+				t.Errorf("%s: %.3f/s, want 1", b.Throttle, b.PerSec)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d cpu bounds on two machines, want 2", n)
+	}
+}
+
+// sharedMachine is a client and its service, on one core each (machine 0)
+// or on one machine of one core (machine 1).
+func sharedMachine(machine int) *Topology {
+	cl := mt.Tier("cl", 1, mt.Lock(0), mt.Wait(time.Second), mt.Unlock(0), mt.CPU(time.Second), mt.Call(1, Call{}))
+	svc := mt.Tier("svc", 1, mt.CPU(time.Second))
+	cl.Machine, svc.Machine = machine, machine
+	return mt.Burst(2, 0, 6*time.Second, cl, svc)
 }

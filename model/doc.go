@@ -1,14 +1,15 @@
 // Package model is tsim's domain: the tiers, thread pools, CPUs, connection
 // limits, ASP.NET admission, WCF throttles, proxies, bindings, load
 // generators and timeouts that a multi-tier request/reply system is made of,
-// as a compiled, validated Topology, and the event-driven runtime that
-// simulates one. The real defaults of .NET, ASP.NET, WCF and the CLR are
+// as a compiled, validated Topology, and every decision its two executors
+// share: the simulator (package simmode) and the real executor (package
+// realmode) both run a Topology by calling the functions and state
+// machines of this package, so that cross-validating them tests the model,
+// not two implementations of it. The real defaults of .NET, ASP.NET, WCF and the CLR are
 // filled in by package format, which reads the TOML experiment files.
 //
 // A Topology is a fully resolved, validated description of one system under
-// one load. Run simulates it on a sim.Engine and returns a Result. Every
-// request ends in exactly one of completed, timed out, rejected, failed or
-// in flight, and Run checks that the counts add up to the number generated.
+// one load. simmode.Run simulates it; realmode.Run runs it for real.
 //
 // A tier may be a farm of machines behind a balancer (farm.go): format
 // compiles each machine into a Tier, and the balancer's choice (Pick,

@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// TestLayering keeps the engine and the model free of the wall clock, the
+// TestLayering keeps the engine, the model and the simulator's runtime free of the wall clock, the
 // global random source, the file system and the network, and keeps sim from
 // importing the rest of tsim (STYLE.md, DESIGN.md "Layers").
 func TestLayering(t *testing.T) {
-	for _, dir := range []string{"../sim", "."} {
+	for _, dir := range []string{"../sim", ".", "../simmode"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -573,3 +573,18 @@ func ConcurrencyNames() []string { return append([]string(nil), concurrencyNames
 
 // ProxyNames are the names of the ProxyKind values.
 func ProxyNames() []string { return append([]string(nil), proxyNames[:]...) }
+
+// Cost returns the CPU one side spends on a message of kb kilobytes.
+func (b *Binding) Cost(kb float64) time.Duration {
+	return b.CPUBase + time.Duration(float64(b.CPUPerKB)*kb)
+}
+
+// Wire returns the transfer time of a message of kb kilobytes.
+func (c *Call) Wire(kb float64) time.Duration {
+	d := c.Network.Latency
+	if bw := c.Network.Bandwidth; bw > 0 {
+		bytes := float64(c.Binding.Overhead) + c.Binding.Factor*kb*1024
+		d += sim.FromSeconds(bytes / bw)
+	}
+	return d
+}

@@ -16,11 +16,11 @@
 // The plots are gonum/plot's, drawn on rgbaCanvas: vgimg's canvas with
 // strokes, fills and upright text done by golang.org/x/image/vector and
 // image/draw at a cost that follows the shapes (glyphs are kept for
-// every picture, pixels for the next), and PNGs compressed by rowDeflate,
-// which looks only for the runs and repeated rows plots are made of, in
-// strips of rows compressed at once on every core into one stream whose
-// bytes do not depend on how many. `go test -bench . ./plots/` measures
-// it; `go test -bench
-// BenchmarkRun ./bench/` and `tsim bench --model run:crack-throttling`
-// measure a whole run's output against its simulation.
+// every picture, pixels for the next), and PNGs compressed by
+// klauspost/compress's DEFLATE at its fastest level, in strips of rows
+// compressed at once on every core into one stream whose bytes do not
+// depend on how many. `go test -bench . ./plots/` measures it; `go test
+// -bench BenchmarkRun ./bench/` and `tsim bench --model
+// run:crack-throttling` measure a whole run's output against its
+// simulation.
 package plots

@@ -18,6 +18,7 @@ import (
 	"github.com/tsim-dev/tsim/internal/stallprobe"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // A cross-check runs a topology in the simulator and for real, and judges
@@ -128,7 +129,7 @@ func cross(t *testing.T, name string, simTop, realTop *model.Topology, opt Optio
 		// the simulated topology's scale, also when the real one differs
 		opt.TimeScale = min(DefaultScale(simTop), DefaultBudget.Seconds()/simTop.Duration.Seconds())
 	}
-	s, err := model.Run(simTop, model.Options{Seed: 1})
+	s, err := simmode.Run(simTop, model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func cross(t *testing.T, name string, simTop, realTop *model.Topology, opt Optio
 		t.Fatalf("%s: %v", name, err)
 	}
 	c.real, c.info = r, info
-	c.noisy, err = model.Run(withNoise(simTop, c.noise, info.TimerSlack, info.Scale), model.Options{Seed: 1})
+	c.noisy, err = simmode.Run(withNoise(simTop, c.noise, info.TimerSlack, info.Scale), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

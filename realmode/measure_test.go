@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // TestMeasure prints sim-versus-real comparisons of every case at the
@@ -37,7 +38,7 @@ func TestMeasure(t *testing.T) {
 		if only != "" && only != c.name {
 			continue
 		}
-		s, err := model.Run(c.top, model.Options{Seed: 1})
+		s, err := simmode.Run(c.top, model.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // Step tables run for real: the model's step-table tests (model/steps_test.go)
@@ -126,7 +127,7 @@ func table(t *testing.T, name string, top *model.Topology, want string, opt Opti
 	if opt.Seed == 0 {
 		opt.Seed = 1
 	}
-	s, err := model.Run(top, model.Options{Seed: opt.Seed})
+	s, err := simmode.Run(top, model.Options{Seed: opt.Seed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
 package realmode
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -16,24 +14,6 @@ type Validation struct {
 	Sim, Real *results.Run
 	Info      Info
 	Report    Report
-}
-
-// Validate runs top on the simulator and for real with the same seed and
-// compares them with tol, scaled to the time scale the real run used.
-// When the real run fails (a topology real mode cannot run, an
-// interruption), the error comes with a Validation that holds only the
-// simulated run; when the simulation fails, with none.
-func Validate(ctx context.Context, top *model.Topology, seed uint64, opt Options, tol Tolerances) (*Validation, error) {
-	sim, err := model.Run(top, model.Options{Seed: seed})
-	if err != nil {
-		return nil, fmt.Errorf("simulation: %w", err)
-	}
-	opt.Seed = seed
-	real, info, err := RunWithInfo(ctx, top, opt)
-	if err != nil {
-		return &Validation{Sim: sim}, err
-	}
-	return &Validation{Sim: sim, Real: real, Info: info, Report: Compare(sim, real, tol.ForScale(info.Scale))}, nil
 }
 
 // ParseTolerances reads tsim validate's --tolerance list, NAME=VALUE

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // TestWalkPhaseTakenByBothExecutors adds a phase to the shared walk — a
@@ -29,11 +30,11 @@ func TestWalkPhaseTakenByBothExecutors(t *testing.T) {
 	if w := top([]int{1}).Tiers[0].Walk(); len(w) != 7 || w[1].Kind != model.PhaseGate {
 		t.Fatalf("walk %v: want the gate after admission, before the thread", w)
 	}
-	simOpen, err := model.Run(top(nil), model.Options{Seed: 1})
+	simOpen, err := simmode.Run(top(nil), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	simGated, err := model.Run(top([]int{1}), model.Options{Seed: 1})
+	simGated, err := simmode.Run(top([]int{1}), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

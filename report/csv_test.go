@@ -48,14 +48,14 @@ func TestTimeseriesCSVIsEncodingCSV(t *testing.T) {
 	w := csv.NewWriter(&want)
 	head := []string{"variant", "t_s", "tier"}
 	for _, c := range timeseriesColumns {
-		head = append(head, c.name)
+		head = append(head, c.Name)
 	}
 	w.Write(head)
 	for _, s := range run.Series {
 		for i := range s.Tiers {
 			row := []string{"with,comma", strconv.FormatFloat(s.T, 'g', 6, 64), run.TierNames[i]}
 			for _, c := range timeseriesColumns {
-				row = append(row, strconv.FormatFloat(c.get(&s.Tiers[i]), 'g', 6, 64))
+				row = append(row, strconv.FormatFloat(*c.F(&s.Tiers[i]), 'g', 6, 64))
 			}
 			w.Write(row)
 		}

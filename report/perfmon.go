@@ -62,54 +62,52 @@ func (c PerfmonCounter) String() string {
 type PerfmonColumn struct {
 	Path   PerfmonCounter
 	Column string // the timeseries.csv column with the same values
-	get    func(*results.TierSample) float64
+	get    func(*results.TierSample) *float64
 }
 
-// perfmonDef is a counter of an object kind.
-type perfmonDef struct {
-	counter, column string
-	get             func(*results.TierSample) float64
-}
+// perfmonDef is a counter of an object kind and the timeseries.csv column
+// (results.SampleColumns) whose values it has.
+type perfmonDef struct{ counter, column string }
 
 // The counters of each object, in file order, with the timeseries.csv
 // column each equals (TimeseriesCSV writes these names).
 var (
 	processorCounters = []perfmonDef{
-		{"% Processor Time", "cpu_percent", func(s *results.TierSample) float64 { return s.CPU }},
+		{"% Processor Time", "cpu_percent"},
 	}
 	aspnetCounters = []perfmonDef{ // the ASP.NET object (the process's, no instance)
-		{"Requests Current", "requests_current", func(s *results.TierSample) float64 { return s.Current }},
-		{"Requests Queued", "requests_queued", func(s *results.TierSample) float64 { return s.Queued }},
-		{"Requests Rejected", "requests_rejected", func(s *results.TierSample) float64 { return s.RequestsRejected }},
-		{"Request Execution Time", "request_execution_time_ms", func(s *results.TierSample) float64 { return s.ExecTimeMS }},
-		{"Request Wait Time", "request_wait_time_ms", func(s *results.TierSample) float64 { return s.WaitTimeMS }},
+		{"Requests Current", "requests_current"},
+		{"Requests Queued", "requests_queued"},
+		{"Requests Rejected", "requests_rejected"},
+		{"Request Execution Time", "request_execution_time_ms"},
+		{"Request Wait Time", "request_wait_time_ms"},
 	}
 	aspnetAppCounters = []perfmonDef{ // ASP.NET Apps(__Total__)
-		{"Pipeline Instance Count", "pipeline_instance_count", func(s *results.TierSample) float64 { return s.Pipelines }},
-		{"Requests Executing", "requests_executing", func(s *results.TierSample) float64 { return s.Executing }},
-		{"Requests In Application Queue", "requests_in_application_queue", func(s *results.TierSample) float64 { return s.AppQueued }},
-		{"Requests/Sec", "requests_per_s", func(s *results.TierSample) float64 { return s.RequestsPerS }},
+		{"Pipeline Instance Count", "pipeline_instance_count"},
+		{"Requests Executing", "requests_executing"},
+		{"Requests In Application Queue", "requests_in_application_queue"},
+		{"Requests/Sec", "requests_per_s"},
 	}
 	wcfCounters = []perfmonDef{ // ServiceModelService(service@address)
-		{"Calls", "calls", func(s *results.TierSample) float64 { return s.Calls }},
-		{"Calls Duration", "calls_duration_s", func(s *results.TierSample) float64 { return s.CallDuration }},
-		{"Calls Outstanding", "calls_outstanding", func(s *results.TierSample) float64 { return s.Outstanding }},
-		{"Calls Per Second", "calls_per_s", func(s *results.TierSample) float64 { return s.CallsPerS }},
-		{"Instances", "instances", func(s *results.TierSample) float64 { return s.Instances }},
+		{"Calls", "calls"},
+		{"Calls Duration", "calls_duration_s"},
+		{"Calls Outstanding", "calls_outstanding"},
+		{"Calls Per Second", "calls_per_s"},
+		{"Instances", "instances"},
 	}
 	clrThreadCounters = []perfmonDef{ // .NET CLR LocksAndThreads(process)
-		{"# of current physical Threads", "threads", func(s *results.TierSample) float64 { return s.Threads }},
+		{"# of current physical Threads", "threads"},
 	}
 	poolCounters = []perfmonDef{ // tsim Thread Pool(process): no PerfMon counter has these
-		{"I/O Threads", "io_threads", func(s *results.TierSample) float64 { return s.IOThreads }},
-		{"I/O Threads Busy", "io_threads_busy", func(s *results.TierSample) float64 { return s.IOBusy }},
-		{"Work Items Queued", "thread_queue", func(s *results.TierSample) float64 { return s.ThreadQueue }},
-		{"Worker Threads", "worker_threads", func(s *results.TierSample) float64 { return s.Workers }},
-		{"Worker Threads Busy", "worker_threads_busy", func(s *results.TierSample) float64 { return s.WorkerBusy }},
+		{"I/O Threads", "io_threads"},
+		{"I/O Threads Busy", "io_threads_busy"},
+		{"Work Items Queued", "thread_queue"},
+		{"Worker Threads", "worker_threads"},
+		{"Worker Threads Busy", "worker_threads_busy"},
 	}
 	connCounters = []perfmonDef{ // tsim Connections(_Total_): the tier's outbound connection pools
-		{"Connections In Use", "connections_in_use", func(s *results.TierSample) float64 { return s.ConnsInUse }},
-		{"Requests Waiting For A Connection", "connections_waiting", func(s *results.TierSample) float64 { return s.ConnsWaiting }},
+		{"Connections In Use", "connections_in_use"},
+		{"Requests Waiting For A Connection", "connections_waiting"},
 	}
 )
 
@@ -148,7 +146,7 @@ func PerfmonColumns(machine string, t results.Tier, hasCalls bool) []PerfmonColu
 	var out []PerfmonColumn
 	add := func(object, instance string, defs []perfmonDef) {
 		for _, d := range defs {
-			out = append(out, PerfmonColumn{PerfmonCounter{machine, object, instance, d.counter}, d.column, d.get})
+			out = append(out, PerfmonColumn{PerfmonCounter{machine, object, instance, d.counter}, d.column, results.SampleColumn(d.column).F})
 		}
 	}
 	add("Processor", "_Total", processorCounters)
@@ -251,7 +249,7 @@ func PerfmonCSV(r *results.Experiment) ([]byte, error) {
 					continue
 				}
 				row = append(row, ',', '"')
-				row = appendCSVFloat(row, c.get(&s.run.Series[i].Tiers[s.tier]))
+				row = appendCSVFloat(row, *c.get(&s.run.Series[i].Tiers[s.tier]))
 				row = append(row, '"')
 			}
 		}

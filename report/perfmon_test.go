@@ -12,6 +12,7 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
 )
 
 // perfmonExperiment runs a small story in two variants: an ASP.NET 3.5
@@ -44,7 +45,7 @@ func perfmonExperiment(t *testing.T) *results.Experiment {
 		name  string
 		conns int
 	}{{"two connections", 2}, {"twenty", 20}} {
-		res, err := model.Run(top(v.conns), model.Options{Seed: 1})
+		res, err := simmode.Run(top(v.conns), model.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

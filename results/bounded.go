@@ -87,25 +87,6 @@ func CompactSeries(series []Sample) []Sample {
 }
 
 // mergeInterval makes b's interval counters cover a's interval too (a, of
-// the same length, comes just before).
-func mergeInterval(b, a *TierSample) {
-	b.CPU = (a.CPU + b.CPU) / 2
-	b.RequestsPerS = (a.RequestsPerS + b.RequestsPerS) / 2
-	b.CallsPerS = (a.CallsPerS + b.CallsPerS) / 2
-	b.ExecTimeMS = weighted(a.ExecTimeMS, a.ExecN, b.ExecTimeMS, b.ExecN)
-	b.WaitTimeMS = weighted(a.WaitTimeMS, a.WaitN, b.WaitTimeMS, b.WaitN)
-	b.CallDuration = weighted(a.CallDuration, a.CallN, b.CallDuration, b.CallN)
-	b.ExecTimeMaxMS = max(a.ExecTimeMaxMS, b.ExecTimeMaxMS)
-	b.WaitTimeMaxMS = max(a.WaitTimeMaxMS, b.WaitTimeMaxMS)
-	b.CallDurationMax = max(a.CallDurationMax, b.CallDurationMax)
-	b.ExecN += a.ExecN
-	b.WaitN += a.WaitN
-	b.CallN += a.CallN
-}
-
-func weighted(x float64, n int64, y float64, m int64) float64 {
-	if n+m == 0 {
-		return 0
-	}
-	return (x*float64(n) + y*float64(m)) / float64(n+m)
-}
+// the same length, comes just before), as SampleColumns's Intervals rules
+// say.
+func mergeInterval(b, a *TierSample) { combineIntervals(SampleColumns, b, a, sampleWeight) }

@@ -1,9 +1,6 @@
 package results
 
-import (
-	"reflect"
-	"strings"
-)
+import "strings"
 
 // Balancer is a farm's balancer over the measured period: its policy, its
 // own door (connection limit and queue) and how it spread the requests.
@@ -65,25 +62,11 @@ func FoldTiers(tiers []Tier, farm []string) (folded, machines []Tier) {
 	return folded, machines
 }
 
-// FoldFarm is the totals of one farm's machines (see FoldTiers).
+// FoldFarm is the totals of one farm's machines (see FoldTiers), as
+// TierColumns's Machines rules say.
 func FoldFarm(name string, ms []Tier) Tier {
-	out := foldStruct(ms, func(field string, vals []reflect.Value, w weights) float64 {
-		switch {
-		case field == "CPUUtil":
-			return w.avg(vals, w.cores)
-		case field == "PWait", field == "ResponseMean", field == "ResponseP50", field == "ResponseP99":
-			return w.avg(vals, w.completed)
-		case field == "CallDurationMean":
-			return w.avg(vals, w.calls)
-		case field == "ExecTimeMean":
-			return w.avg(vals, w.completed)
-		case isDuration(field) && strings.HasSuffix(field, "Mean"):
-			return w.avg(vals, w.arrived)
-		case isDuration(field):
-			return most(vals)
-		}
-		return sum(vals)
-	}).(Tier)
+	out := ms[0]
+	combineMachines(TierColumns, &out, ms, func(w Weight, i int) float64 { return tierWeight(w, &ms[i]) })
 	out.Name, out.Replicas = name, len(ms)
 	return out
 }
@@ -112,26 +95,17 @@ func FoldSamples(s []TierSample, cores []int, farm []string) (folded, machines [
 	return folded, machines
 }
 
+// foldSample folds one farm's machines' samples, as SampleColumns's
+// Machines rules say; cores are the machines' cores.
 func foldSample(ms []TierSample, cores []int) TierSample {
-	return foldStruct(ms, func(field string, vals []reflect.Value, w weights) float64 {
-		switch field {
-		case "CPU":
-			ws := make([]float64, len(cores))
-			for i, c := range cores {
-				ws[i] = float64(c)
-			}
-			return w.avg(vals, ws)
-		case "ExecTimeMS":
-			return w.avg(vals, w.field(ms, "ExecN"))
-		case "WaitTimeMS":
-			return w.avg(vals, w.field(ms, "WaitN"))
-		case "CallDuration":
-			return w.avg(vals, w.field(ms, "CallN"))
-		case "ExecTimeMaxMS", "WaitTimeMaxMS", "CallDurationMax":
-			return most(vals)
+	out := ms[0]
+	combineMachines(SampleColumns, &out, ms, func(w Weight, i int) float64 {
+		if w == ByCores {
+			return float64(cores[i])
 		}
-		return sum(vals)
-	}).(TierSample)
+		return sampleWeight(w, &ms[i])
+	})
+	return out
 }
 
 // FoldCalls folds the caller→callee rows of machines into rows between
@@ -172,40 +146,23 @@ func FoldCalls(calls []Call) (folded, machines []Call) {
 			continue
 		}
 		machines = append(machines, rs...)
-		out := Call{From: FarmOf(f.From), To: FarmOf(f.To), Resolution: f.Resolution}
+		out := rs[0]
+		combineMachines(CallColumns, &out, rs, func(w Weight, i int) float64 { return callWeight(w, &rs[i]) })
+		out.From, out.To = FarmOf(f.From), FarmOf(f.To)
+		// The limit: the sum over the distinct pairs, unless one is
+		// unlimited (0).
+		out.Limit = 0
 		pairs := map[key]bool{}
 		unlimited := false
-		var wsum float64
 		for _, c := range rs {
 			if k := (key{c.From, c.To}); !pairs[k] {
 				pairs[k] = true
 				out.Limit += c.Limit
 				unlimited = unlimited || c.Limit == 0
 			}
-			out.InUseMean += c.InUseMean
-			out.InUseMax += c.InUseMax
-			out.WaitingMean += c.WaitingMean
-			out.WaitingMax += c.WaitingMax
-			out.WaitMean += c.WaitMean * float64(c.Calls)
-			wsum += float64(c.Calls)
-			out.WaitP99 = max(out.WaitP99, c.WaitP99)
-			out.Calls += c.Calls
-			out.TimedOut += c.TimedOut
-			out.Rejected += c.Rejected
-			out.Failed += c.Failed
-			out.Retries += c.Retries
-			out.Proxies += c.Proxies
-			out.FactoryHits += c.FactoryHits
-			out.FactoriesBuilt += c.FactoriesBuilt
-			out.FactoriesPurged += c.FactoriesPurged
-			out.NegotiationTimedOut += c.NegotiationTimedOut
-			out.NegotiationFailed += c.NegotiationFailed
 		}
 		if unlimited {
 			out.Limit = 0
-		}
-		if wsum > 0 {
-			out.WaitMean /= wsum
 		}
 		folded = append(folded, out)
 	}
@@ -213,35 +170,31 @@ func FoldCalls(calls []Call) (folded, machines []Call) {
 }
 
 // MeanBalancers aggregates one scenario's balancers over its replications
-// (the same balancers, in the same order, in each): time averages are
-// means, maxima maxima, counts sums.
+// (the same balancers, in the same order, in each), as BalancerColumns's
+// Runs rules say: time averages are means, maxima maxima, counts sums;
+// the requests sent to each machine are summed machine by machine.
 func MeanBalancers(runs [][]Balancer) []Balancer {
 	if len(runs) == 0 || len(runs[0]) == 0 {
 		return nil
 	}
-	n := float64(len(runs))
 	out := make([]Balancer, len(runs[0]))
 	for i := range out {
-		b := &out[i]
-		f := runs[0][i]
-		*b = Balancer{Farm: f.Farm, Policy: f.Policy, Affinity: f.Affinity, Limit: f.Limit, QueueLimit: f.QueueLimit, LatencyS: f.LatencyS,
-			Sent: make([]int64, len(f.Sent))}
+		var rows []*Balancer
 		for _, r := range runs {
-			if i >= len(r) {
-				continue
+			if i < len(r) {
+				rows = append(rows, &r[i])
 			}
-			s := r[i]
-			b.InUseMean += s.InUseMean / n
-			b.InUseMax = max(b.InUseMax, s.InUseMax)
-			b.WaitingMean += s.WaitingMean / n
-			b.WaitingMax = max(b.WaitingMax, s.WaitingMax)
+		}
+		b := &out[i]
+		*b = runs[0][i]
+		combineRuns(BalancerColumns, b, rows, float64(len(runs)), noWeight[Balancer])
+		b.Sent = make([]int64, len(runs[0][i].Sent))
+		for _, s := range rows {
 			for k := range b.Sent {
 				if k < len(s.Sent) {
 					b.Sent[k] += s.Sent[k]
 				}
 			}
-			b.Rejected += s.Rejected
-			b.Refused += s.Refused
 		}
 	}
 	return out
@@ -272,89 +225,4 @@ func groupBy(n int, farm []string) (map[string][]int, []string) {
 		groups[k] = append(groups[k], i)
 	}
 	return groups, order
-}
-
-// weights are the per-machine weights of a fold.
-type weights struct {
-	cores, completed, arrived, calls []float64
-}
-
-func (weights) avg(vals []reflect.Value, ws []float64) float64 {
-	var s, t float64
-	for i, v := range vals {
-		s += v.Float() * ws[i]
-		t += ws[i]
-	}
-	if t == 0 {
-		return mean(vals)
-	}
-	return s / t
-}
-
-func (weights) field(ms []TierSample, name string) []float64 {
-	out := make([]float64, len(ms))
-	for i := range ms {
-		out[i] = float64(reflect.ValueOf(ms[i]).FieldByName(name).Int())
-	}
-	return out
-}
-
-func isDuration(field string) bool {
-	return strings.Contains(field, "Time") || strings.Contains(field, "Duration") || strings.HasPrefix(field, "Response")
-}
-
-// foldStruct folds a slice of structs field by field: strings and bools
-// from the first, integers summed, floats by f. Slices are left empty.
-func foldStruct[T any](ms []T, f func(field string, vals []reflect.Value, w weights) float64) any {
-	var w weights
-	if tiers, ok := any(ms).([]Tier); ok {
-		for _, t := range tiers {
-			w.cores = append(w.cores, float64(t.Cores))
-			w.completed = append(w.completed, float64(t.Completed))
-			w.arrived = append(w.arrived, float64(t.Arrived))
-			w.calls = append(w.calls, float64(t.Calls))
-		}
-	}
-	var out T
-	ov := reflect.ValueOf(&out).Elem()
-	typ := ov.Type()
-	first := reflect.ValueOf(ms[0])
-	for k := 0; k < typ.NumField(); k++ {
-		fv := ov.Field(k)
-		vals := make([]reflect.Value, len(ms))
-		for i := range ms {
-			vals[i] = reflect.ValueOf(ms[i]).Field(k)
-		}
-		switch fv.Kind() {
-		case reflect.String, reflect.Bool:
-			fv.Set(first.Field(k))
-		case reflect.Int, reflect.Int64:
-			var s int64
-			for _, v := range vals {
-				s += v.Int()
-			}
-			fv.SetInt(s)
-		case reflect.Float64:
-			fv.SetFloat(f(typ.Field(k).Name, vals, w))
-		}
-	}
-	return out
-}
-
-func sum(vals []reflect.Value) float64 {
-	s := 0.0
-	for _, v := range vals {
-		s += v.Float()
-	}
-	return s
-}
-
-func mean(vals []reflect.Value) float64 { return sum(vals) / float64(len(vals)) }
-
-func most(vals []reflect.Value) float64 {
-	m := 0.0
-	for _, v := range vals {
-		m = max(m, v.Float())
-	}
-	return m
 }

@@ -348,98 +348,49 @@ func (s BreakdownSums) Mean(n int64) Breakdown {
 }
 
 // MeanTiers aggregates one scenario's tiers over its replications (tiers
-// are the same, in the same order, in every replication): time averages,
-// rates, utilisation and wasted CPU are means over the replications;
-// maxima are maxima; counts are sums; the means of durations are means over
-// the replications in which requests arrived (calls started), and a tier's
-// response-time statistics and P(wait) over those in which it completed a
-// request.
+// are the same, in the same order, in every replication), as
+// TierColumns's Runs rules say: time averages, rates, utilisation and
+// wasted CPU are means over the replications; maxima are maxima; counts
+// are sums; the means of durations are means over the replications in
+// which requests arrived (calls started), and a tier's response-time
+// statistics and P(wait) over those in which it completed a request.
 func MeanTiers(runs [][]Tier) []Tier {
 	out := make([]Tier, len(runs[0]))
-	n := float64(len(runs))
+	rows := make([]*Tier, 0, len(runs))
 	for i := range out {
-		t := &out[i]
-		f := &runs[0][i]
-		t.Name, t.Cores, t.Host, t.DotNet, t.WCF, t.Replicas, t.Machine = f.Name, f.Cores, f.Host, f.DotNet, f.WCF, f.Replicas, f.Machine
-		var served, arrived, called float64
+		rows = rows[:0]
 		for _, r := range runs {
-			if i >= len(r) {
-				continue
+			if i < len(r) {
+				rows = append(rows, &r[i])
 			}
-			s := &r[i]
-			mean := func(dst *float64, v float64) { *dst += v / n }
-			most := func(dst *float64, v float64) { *dst = max(*dst, v) }
-			mean(&t.CPUUtil, s.CPUUtil)
-			mean(&t.ExecutingMean, s.ExecutingMean)
-			most(&t.ExecutingMax, s.ExecutingMax)
-			mean(&t.QueuedMean, s.QueuedMean)
-			most(&t.QueuedMax, s.QueuedMax)
-			mean(&t.CurrentMean, s.CurrentMean)
-			most(&t.CurrentMax, s.CurrentMax)
-			mean(&t.AppQueuedMean, s.AppQueuedMean)
-			most(&t.AppQueuedMax, s.AppQueuedMax)
-			mean(&t.PipelinesMean, s.PipelinesMean)
-			most(&t.PipelinesMax, s.PipelinesMax)
-			mean(&t.OutstandingMean, s.OutstandingMean)
-			most(&t.OutstandingMax, s.OutstandingMax)
-			mean(&t.InstancesMean, s.InstancesMean)
-			most(&t.InstancesMax, s.InstancesMax)
-			mean(&t.ListenerWaitingMean, s.ListenerWaitingMean)
-			most(&t.ListenerWaitingMax, s.ListenerWaitingMax)
-			mean(&t.ThreadsBusyMean, s.ThreadsBusyMean)
-			most(&t.ThreadsBusyMax, s.ThreadsBusyMax)
-			most(&t.ThreadsMax, s.ThreadsMax)
-			mean(&t.ThreadQueueMean, s.ThreadQueueMean)
-			mean(&t.WorkerBusyMean, s.WorkerBusyMean)
-			most(&t.WorkerBusyMax, s.WorkerBusyMax)
-			mean(&t.WorkersMean, s.WorkersMean)
-			most(&t.WorkersMax, s.WorkersMax)
-			mean(&t.IOBusyMean, s.IOBusyMean)
-			most(&t.IOBusyMax, s.IOBusyMax)
-			mean(&t.IOThreadsMean, s.IOThreadsMean)
-			most(&t.IOThreadsMax, s.IOThreadsMax)
-			most(&t.MemoryMaxMB, s.MemoryMaxMB)
-			mean(&t.RequestsPerS, s.RequestsPerS)
-			mean(&t.CallsPerS, s.CallsPerS)
-			if s.Arrived > 0 {
-				arrived++
-				t.ExecTimeMean += s.ExecTimeMean
-				t.WaitTimeMean += s.WaitTimeMean
-			}
-			if s.Calls > 0 {
-				called++
-				t.CallDurationMean += s.CallDurationMean
-			}
-			most(&t.ExecTimeMax, s.ExecTimeMax)
-			most(&t.WaitTimeMax, s.WaitTimeMax)
-			most(&t.CallDurationMax, s.CallDurationMax)
-			if s.Completed > 0 {
-				served++
-				t.ResponseMean += s.ResponseMean
-				t.ResponseP50 += s.ResponseP50
-				t.ResponseP99 += s.ResponseP99
-				t.PWait += s.PWait
-			}
-			t.Arrived += s.Arrived
-			t.Calls += s.Calls
-			t.Completed += s.Completed
-			t.Rejected += s.Rejected
-			t.Aborted += s.Aborted
-			mean(&t.WastedCPUSeconds, s.WastedCPUSeconds)
 		}
-		if arrived > 0 {
-			t.ExecTimeMean /= arrived
-			t.WaitTimeMean /= arrived
-		}
-		if called > 0 {
-			t.CallDurationMean /= called
-		}
-		if served > 0 {
-			t.ResponseMean /= served
-			t.ResponseP50 /= served
-			t.ResponseP99 /= served
-			t.PWait /= served
-		}
+		out[i] = runs[0][i]
+		combineRuns(TierColumns, &out[i], rows, float64(len(runs)), tierWeight)
 	}
+	return out
+}
+
+// MeanCall aggregates one caller→callee pair over n replications (rows
+// are its rows, in replication order; a replication may lack it), as
+// CallColumns's Runs rules say.
+func MeanCall(rows []*Call, n int) Call {
+	out := *rows[0]
+	combineRuns(CallColumns, &out, rows, float64(n), callWeight)
+	return out
+}
+
+// MeanLatency aggregates the latencies of the replications that completed
+// a request: means, and the largest maximum.
+func MeanLatency(rows []*Latency) Latency {
+	var out Latency
+	combineRuns(LatencyColumns, &out, rows, float64(len(rows)), noWeight[Latency])
+	return out
+}
+
+// MeanBreakdown aggregates the breakdowns of the replications that
+// completed a request.
+func MeanBreakdown(rows []*Breakdown) Breakdown {
+	var out Breakdown
+	combineRuns(BreakdownColumns, &out, rows, float64(len(rows)), noWeight[Breakdown])
 	return out
 }

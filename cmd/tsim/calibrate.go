@@ -16,7 +16,7 @@ import (
 
 var cmdCalibrate = &command{
 	Name:      "calibrate",
-	UsageLine: "CAPTURE.csv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
+	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
 	Short:     "estimate demands from a PerfMon capture and compare the calibrated model with it",
 	Long:      helpText("calibrate"),
 	Run:       runCalibrate,
@@ -28,6 +28,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	experiment := fs.String("experiment", "", "")
 	variant := fs.String("variant", "", "")
 	mapFlag := fs.String("map", "", "")
+	names := fs.String("names", "", "")
 	warmup := fs.Duration("warmup", -1, "")
 	seed := fs.Uint64("seed", 0, "")
 	reps := fs.Int("reps", 0, "")
@@ -69,6 +70,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		Seed:     *seed,
 		Reps:     *reps,
 		Input:    inputOptions(fs),
+		Names:    *names,
 		Output:   filepath.ToSlash(filepath.Join(dir, "calibrated.toml")),
 	}
 	res, err := calibrate.Run(ctx, capture, *experiment, opt)

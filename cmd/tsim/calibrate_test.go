@@ -56,8 +56,8 @@ func TestCalibrateBadCapture(t *testing.T) {
 	for _, tc := range []struct {
 		name, data, want string
 	}{
-		{"non-numeric", strings.Join(lines[:40], "") + strings.Replace(lines[40], `"0"`, `"n/a"`, 1) + strings.Join(lines[41:], ""), `bad.csv:41:`},
-		{"gap", strings.Join(lines[:200], "") + strings.Join(lines[230:], ""), "bad.csv:201:1: a gap in time"},
+		{"non-numeric", strings.Join(lines[:40], "") + nthField(lines[40], 1, `"n/a"`) + strings.Join(lines[41:], ""), `bad.csv:41:`},
+		{"time going back", strings.Join(lines[:199], "") + lines[200] + lines[199] + strings.Join(lines[201:], ""), "bad.csv:201:1: time"},
 		{"header", strings.Replace(string(good), "PDH-CSV 4.0", "PDH-CSV 9", 1), "bad.csv:1:1: not a PDH CSV file"},
 		{"missing counter", strings.ReplaceAll(string(good), `\Calls Per Second"`, `\Calls Per Minute"`), "machine BESERVER002 (tier co1wacwb201) lacks a request rate"},
 	} {
@@ -102,7 +102,14 @@ func TestCalibrateUsage(t *testing.T) {
 		t.Errorf("an unknown tier: status %d, %q", st, errs)
 	}
 	out, _, st := tsim(t, nil, "help", "calibrate")
-	if st != exitOK || !strings.Contains(out, "usage: tsim calibrate CAPTURE.csv --experiment FILE.toml") {
+	if st != exitOK || !strings.Contains(out, "usage: tsim calibrate CAPTURE.csv|.tsv --experiment FILE.toml") {
 		t.Errorf("help: %d %q", st, out)
 	}
+}
+
+// nthField replaces field n (from 0) of a line of quoted fields.
+func nthField(line string, n int, v string) string {
+	f := strings.Split(line, ",")
+	f[n] = v
+	return strings.Join(f, ",")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -36,12 +37,21 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 		}
 		n := x.EstimatedRequests()
 		fmt.Fprintf(e.stdout, "%s: ok (about %s simulated requests)\n", f, fmtCount(n))
+		printWarnings(c, e, x)
 		if n > bigRun {
 			c.errorf(e, "warning: %s: about %s requests to simulate (%d scenarios × %d replications); at roughly %s requests/s this takes %s",
 				f, fmtCount(n), x.NumScenarios(), x.Replications, fmtCount(requestsPerSecond), fmtWait(n/requestsPerSecond))
 		}
 	}
 	return status
+}
+
+// printWarnings prints the settings of x that take no effect, one line
+// each with file and line (docs/dotnet.md, "Settings that take no effect").
+func printWarnings(c *command, e *env, x *format.Experiment) {
+	for _, w := range x.Warnings {
+		c.errorf(e, "warning: %s", w)
+	}
 }
 
 // bigRun is the estimated number of requests above which check warns:

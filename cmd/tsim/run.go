@@ -106,6 +106,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if len(errs) > 0 {
 		return exitFailure
 	}
+	for _, p := range plans {
+		printWarnings(c, e, p.X)
+	}
 	// Own every output directory before simulating anything: an unusable
 	// -o, or one another run is writing to, is found now, not after the
 	// work.

@@ -93,7 +93,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 					sc.Topology.Warmup = 0
 				}
 			}
-			v, err := realmode.Validate(ctx, &sc.Topology, s, realmode.Options{TimeScale: *timeScale, CPU: cpu}, tol)
+			v, err := runner.Validate(ctx, &sc.Topology, s, realmode.Options{TimeScale: *timeScale, CPU: cpu}, tol)
 			if err != nil && (v == nil || v.Sim == nil) {
 				c.errorf(e, "%s: variant %s: %v", path, name, err)
 				return exitFailure

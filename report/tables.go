@@ -1,0 +1,336 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/tsim-dev/tsim/results"
+)
+
+// NewTable returns a borderless table whose first `left` columns are left
+// aligned (names) and the rest right aligned (numbers).
+func NewTable(w io.Writer, left int, header ...string) *tablewriter.Table {
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+		if i < left {
+			align[i] = tw.AlignLeft
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.Border{Left: tw.Off, Right: tw.Off, Top: tw.Off, Bottom: tw.Off},
+			Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.On}, Lines: tw.Lines{ShowHeaderLine: tw.On}},
+			Symbols:  tw.NewSymbols(tw.StyleLight),
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(header)
+	return t
+}
+
+// PrintReport prints an experiment's results: a header line, one row per
+// scenario and, without a sweep, each variant's tiers and calls.
+func PrintReport(w io.Writer, r *results.Experiment) error {
+	done := r.Done()
+	if len(done) == 0 {
+		return nil
+	}
+	first := done[0].Agg
+	fmt.Fprintf(w, "%s (%s)\n", r.Name, r.File)
+	if r.Description != "" {
+		fmt.Fprintf(w, "  %s\n", Abbreviate(strings.Join(strings.Fields(r.Description), " "), maxDescription))
+	}
+	reps := "1 replication"
+	if r.Replications > 1 {
+		reps = fmt.Sprintf("%d replications (± is the 95%% confidence half-width)", r.Replications)
+	}
+	dur := FmtSeconds(first.DurationS) + " simulated"
+	if first.WarmupS > 0 {
+		dur += ", warm-up " + FmtSeconds(math.Round(first.WarmupS*10)/10)
+	}
+	fmt.Fprintf(w, "  seed %d, %s, %s, mode %s\n", r.Seed, reps, dur, r.Mode)
+	if !r.Complete() {
+		fmt.Fprintf(w, "  interrupted: %d of %d scenarios finished\n", r.Finished, len(r.Scenarios))
+	}
+	fmt.Fprintln(w)
+
+	keys := r.SweepKeys()
+	header := []string{"variant"}
+	for _, k := range keys {
+		header = append(header, ShortKey(k))
+	}
+	header = append(header, "goodput/s", "throughput/s", "mean", "p50", "p99", "timeouts", "rejected")
+	t := NewTable(w, 1+len(keys), header...)
+	for _, sc := range done {
+		a := sc.Agg
+		row := []string{sc.Variant}
+		for _, k := range keys {
+			v := ""
+			for _, kv := range sc.Params {
+				if kv.Key == k {
+					v = kv.Value
+				}
+			}
+			row = append(row, v)
+		}
+		var ci results.Intervals
+		if a.CI != nil {
+			ci = *a.CI
+		}
+		lat := func(v float64) string {
+			if a.GoodputPerS == 0 { // nothing completed after warm-up
+				return "–"
+			}
+			return FmtLatency(v)
+		}
+		row = append(row,
+			FmtRate(a.GoodputPerS)+pm(ci.GoodputPerS, FmtRate),
+			FmtRate(a.ThroughputPerS),
+			lat(a.Latency.Mean),
+			lat(a.Latency.P50),
+			lat(a.Latency.P99)+pm(ci.LatencyP99S, FmtLatency),
+			FmtPercent(a.TimeoutRate)+pm(ci.TimeoutRate, FmtPercent),
+			FmtPercent(a.RejectRate))
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+
+	if r.IsSweep() {
+		fmt.Fprintln(w)
+		return nil
+	}
+	for _, sc := range done {
+		if len(done) > 1 {
+			fmt.Fprintf(w, "\nvariant %s\n", sc.Variant)
+		} else {
+			fmt.Fprintln(w)
+		}
+		if err := PrintTiers(w, sc.Agg.Tiers); err != nil {
+			return err
+		}
+		if len(sc.Agg.Calls) > 0 {
+			fmt.Fprintln(w)
+			if err := PrintCalls(w, sc.Agg.Calls); err != nil {
+				return err
+			}
+		}
+		if len(sc.Agg.Balancers) > 0 {
+			fmt.Fprintln(w)
+			if err := PrintBalancers(w, sc.Agg.Balancers); err != nil {
+				return err
+			}
+		}
+		if r.PerReplica && len(sc.Agg.Replicas) > 0 {
+			fmt.Fprintln(w, "\nevery machine of the farms:")
+			if err := PrintTiers(w, sc.Agg.Replicas); err != nil {
+				return err
+			}
+			if len(sc.Agg.ReplicaCalls) > 0 {
+				fmt.Fprintln(w)
+				if err := PrintCalls(w, sc.Agg.ReplicaCalls); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// printSharedMachines says which tiers share one machine's cores
+// (results.Tier.Machine): the table's CPU % is each one's share of it.
+func printSharedMachines(w io.Writer, tiers []results.Tier) {
+	var ids []int
+	names := map[int][]string{}
+	util := map[int]float64{}
+	cores := map[int]int{}
+	for _, x := range tiers {
+		if x.Machine == 0 {
+			continue
+		}
+		if _, ok := names[x.Machine]; !ok {
+			ids = append(ids, x.Machine)
+		}
+		names[x.Machine] = append(names[x.Machine], TierLabel(x))
+		util[x.Machine] += x.CPUUtil
+		cores[x.Machine] = x.Cores
+	}
+	for _, id := range ids {
+		fmt.Fprintf(w, "  (%s share one machine of %d cores: each CPU %% is its share; the machine's is %s %%)\n",
+			strings.Join(names[id], " and "), cores[id], FmtFixed(100*util[id], 1))
+	}
+}
+
+// PrintTiers prints two tables of a variant's tiers: the levels a PerfMon
+// capture shows (mean / max over the measured period), and each tier's
+// rates and durations. A dash marks a counter the tier does not have:
+// pipelines outside ASP.NET, calls outside WCF (docs/counters.md).
+func PrintTiers(w io.Writer, tiers []results.Tier) error {
+	t := NewTable(w, 1, "tier", "cores", "CPU %", "executing", "queued", "pipelines", "calls outst.",
+		"worker busy", "I/O busy", "wasted CPU s")
+	for _, x := range tiers {
+		pipes, calls := "–", "–"
+		if aspnetHost(x.Host) {
+			pipes = MeanMax(x.PipelinesMean, x.PipelinesMax)
+		}
+		if x.WCF {
+			calls = MeanMax(x.OutstandingMean, x.OutstandingMax)
+		}
+		err := t.Append([]string{
+			TierLabel(x),
+			strconv.Itoa(x.Cores),
+			FmtFixed(100*x.CPUUtil, 1),
+			MeanMax(x.ExecutingMean, x.ExecutingMax),
+			MeanMax(x.QueuedMean, x.QueuedMax),
+			pipes,
+			calls,
+			MeanMax(x.WorkerBusyMean, x.WorkerBusyMax),
+			MeanMax(x.IOBusyMean, x.IOBusyMax),
+			FmtFixed(x.WastedCPUSeconds, 1),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  (mean / max over the measured period)")
+	printSharedMachines(w, tiers)
+	fmt.Fprintln(w)
+	t = NewTable(w, 1, "tier", "requests/s", "wait time", "execution time", "calls duration",
+		"response p50 / p99", "P(wait)")
+	pair := func(a, b float64) string { return FmtLatency(a) + " / " + FmtLatency(b) }
+	for _, x := range tiers {
+		wait, exec, calls, resp, pw := "–", "–", "–", "–", "–"
+		if x.Arrived > 0 || x.Completed > 0 {
+			wait, exec = pair(x.WaitTimeMean, x.WaitTimeMax), pair(x.ExecTimeMean, x.ExecTimeMax)
+		}
+		if x.WCF && x.Calls > 0 {
+			calls = pair(x.CallDurationMean, x.CallDurationMax)
+		}
+		if x.Completed > 0 {
+			resp, pw = pair(x.ResponseP50, x.ResponseP99), FmtPercent(x.PWait)
+		}
+		err := t.Append([]string{TierLabel(x), FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  (arrivals per second; Request Wait Time, Request Execution Time and Calls Duration, mean / max;")
+	fmt.Fprintln(w, "   the response time at the tier of the requests it completed, and the share of them that queued)")
+	return nil
+}
+
+func PrintCalls(w io.Writer, calls []results.Call) error {
+	t := NewTable(w, 1, "call", "conn limit", "conns in use", "waiting for a conn", "conn wait mean / p99", "calls", "timed out")
+	var notes, noted []string // a farm's machines share one note
+	for _, c := range calls {
+		name := c.From + " → " + c.To
+		limit := "none"
+		if c.Limit > 0 {
+			limit = strconv.Itoa(c.Limit)
+		}
+		if c.Resolution != "" {
+			if k := slices.Index(noted, c.Resolution); k >= 0 && results.FarmOf(c.From) != c.From {
+				head, rest, _ := strings.Cut(notes[k], ": ")
+				notes[k] = head + ", " + name + ": " + rest
+			} else {
+				notes = append(notes, fmt.Sprintf("  %s: %s", name, c.Resolution))
+				noted = append(noted, c.Resolution)
+			}
+		}
+		wait := "–"
+		if c.Calls > 0 {
+			wait = FmtLatency(c.WaitMean) + " / " + FmtLatency(c.WaitP99)
+		}
+		err := t.Append([]string{
+			name,
+			limit,
+			MeanMax(c.InUseMean, c.InUseMax),
+			MeanMax(c.WaitingMean, c.WaitingMax),
+			wait,
+			strconv.FormatInt(c.Calls, 10),
+			strconv.FormatInt(c.TimedOut, 10),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "connection limits:")
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	head := false
+	for _, c := range calls {
+		if c.Proxies == 0 {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w, "new proxies and their ChannelFactories (cache hits, factories built, purged from the cache):")
+			head = true
+		}
+		fmt.Fprintf(w, "  %s → %s: %d proxies, %d hits (%.0f %%), %d built, %d purged\n", c.From, c.To,
+			c.Proxies, c.FactoryHits, 100*float64(c.FactoryHits)/float64(c.Proxies), c.FactoriesBuilt, c.FactoriesPurged)
+	}
+	return nil
+}
+
+// PrintBalancers prints each farm's balancer: its policy, its own door,
+// and how many requests it sent to each machine (an imbalance shows here).
+func PrintBalancers(w io.Writer, bs []results.Balancer) error {
+	t := NewTable(w, 1, "balancer", "policy", "limit", "in use", "waiting", "rejected", "refused", "requests sent to each machine")
+	for _, b := range bs {
+		limit, inUse, waiting := "none", "–", "–"
+		if b.Limit > 0 {
+			limit = strconv.Itoa(b.Limit)
+			inUse, waiting = MeanMax(b.InUseMean, b.InUseMax), MeanMax(b.WaitingMean, b.WaitingMax)
+		}
+		var total int64
+		for _, n := range b.Sent {
+			total += n
+		}
+		sent := make([]string, len(b.Sent))
+		for i, n := range b.Sent {
+			sent[i] = strconv.FormatInt(n, 10)
+			if total > 0 && len(b.Sent) <= 8 {
+				sent[i] += " (" + FmtPercent(float64(n)/float64(total)) + ")"
+			}
+		}
+		err := t.Append([]string{b.Farm, b.Policy, limit, inUse, waiting,
+			strconv.FormatInt(b.Rejected, 10), strconv.FormatInt(b.Refused, 10), Abbreviate(strings.Join(sent, ", "), 120)})
+		if err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "  (refused: sent off their session's machine without affinity, and failed there)")
+	return nil
+}

@@ -1,0 +1,203 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/tsim-dev/tsim/htmlreport"
+	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim/plots"
+	"github.com/tsim-dev/tsim/results"
+)
+
+// WriteFigure renders fig and writes it atomically as dir/name, creating
+// dir; explain and plan draw their one picture with it.
+func WriteFigure(dir, name string, fig *plots.Figure) (string, error) {
+	var png bytes.Buffer
+	if err := fig.WritePNG(&png); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	return path, atomicio.WriteFile(path, png.Bytes())
+}
+
+// OutputFiles are the files tsim writes into an experiment's directory;
+// those a run does not write again are removed so that no stale picture
+// outlives the run it came from.
+var OutputFiles = []string{
+	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
+	"counters.png", "latency.png", "latency-cdf.png",
+	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
+	htmlreport.FileName,
+}
+
+// output is one file to write.
+type output struct {
+	name string
+	data []byte
+}
+
+// Outputs chooses the kinds of file WriteOutputs writes; the zero value
+// writes none, All every kind.
+type Outputs struct {
+	JSON bool // summary.json
+	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
+	PNG  bool // the pictures
+	HTML bool // report.html
+}
+
+// All is every kind of output file.
+var All = Outputs{JSON: true, CSV: true, PNG: true, HTML: true}
+
+// ParseOutputs reads a comma-separated list of json, csv, png and html.
+func ParseOutputs(s string) (Outputs, error) {
+	var o Outputs
+	for _, k := range strings.Split(s, ",") {
+		switch strings.TrimSpace(k) {
+		case "json":
+			o.JSON = true
+		case "csv":
+			o.CSV = true
+		case "png":
+			o.PNG = true
+		case "html":
+			o.HTML = true
+		case "":
+		default:
+			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png, html)", strings.TrimSpace(k))
+		}
+	}
+	if o == (Outputs{}) {
+		return o, errors.New("no output kind given (allowed: json, csv, png, html)")
+	}
+	return o, nil
+}
+
+// Render produces the bytes of an experiment's files of the kinds in
+// kinds, in the order of OutputFiles. Pictures are drawn in parallel, each
+// on its own goroutine; a picture's bytes do not depend on the others, so
+// the files are the same as drawn one by one. Pictures that cannot be
+// drawn (no request completed, say) are skipped with a note in warnings.
+func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []string, err error) {
+	// The pictures are drawn while the JSON and CSV files are written: a
+	// run's output takes the time of its longest picture, not the sum.
+	var pics []picture
+	if kinds.PNG {
+		pics = pictures(r)
+	}
+	pngs := make([][]byte, len(pics))
+	errs := make([]error, len(pics))
+	var wg sync.WaitGroup
+	for i, pic := range pics {
+		if pic.err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
+				}
+			}()
+			var buf bytes.Buffer
+			errs[i] = pic.fig.WritePNG(&buf)
+			pngs[i] = buf.Bytes()
+		}()
+	}
+	defer wg.Wait() // on an error too: no goroutine outlives the call
+
+	add := func(name string, data []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		outs = append(outs, output{name, data})
+		return nil
+	}
+	if kinds.JSON {
+		b, err := SummaryJSON(r)
+		if err := add("summary.json", b, err); err != nil {
+			return nil, nil, err
+		}
+	}
+	if kinds.CSV {
+		b, err := SummaryCSV(r)
+		if err := add("summary.csv", b, err); err != nil {
+			return nil, nil, err
+		}
+		if !r.IsSweep() {
+			b, err = TimeseriesCSV(r)
+			if err := add("timeseries.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+			b, err = PerfmonCSV(r)
+			if err := add("perfmon.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	wg.Wait()
+	for i, pic := range pics {
+		if pic.err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: %s not drawn: %v", r.File, pic.name, pic.err))
+			continue
+		}
+		if errs[i] != nil {
+			return nil, nil, fmt.Errorf("%s: %w", pic.name, errs[i])
+		}
+		outs = append(outs, output{pic.name, pngs[i]})
+	}
+	if kinds.HTML {
+		b, err := htmlreport.Report(r, htmlreport.Options{Warnings: warnings})
+		if err := add(htmlreport.FileName, b, err); err != nil {
+			return nil, nil, err
+		}
+	}
+	return outs, warnings, nil
+}
+
+// WriteOutputs writes an experiment's results of the kinds in kinds into
+// dir, creating it, and returns the names written. Every file is
+// written whole or not at all. The files of a kind not written, and the
+// pictures a run could not draw, are removed, so that no stale file
+// outlives the run it came from.
+func WriteOutputs(dir string, r *results.Experiment, kinds Outputs) (written, warnings []string, err error) {
+	outs, warnings, err := render(r, kinds)
+	if err != nil {
+		return nil, warnings, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, warnings, err
+	}
+	for _, o := range outs {
+		if err := atomicio.WriteFile(filepath.Join(dir, o.name), o.data); err != nil {
+			return written, warnings, err
+		}
+		written = append(written, o.name)
+	}
+	for _, name := range OutputFiles {
+		if !contains(written, name) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return written, warnings, err
+			}
+		}
+	}
+	return written, warnings, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
