@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/htmlreport"
 )
 
 // The browser tests open the pages in headless Chromium (Debian's
@@ -276,4 +277,63 @@ func TestReportSameSeedSameBytes(t *testing.T) {
 	if len(pa) > 2<<20 {
 		t.Errorf("report.html of crack-throttling is %d bytes", len(pa))
 	}
+}
+
+// TestDiffInBrowser: tsim diff of the two variants of crack-throttling
+// (three replications) says which figures changed beyond their
+// intervals, and Chromium finds both runs' charts overlaid in diff.html.
+func TestDiffInBrowser(t *testing.T) {
+	bin := chromiumPath(t)
+	_, dir := runCrack(t, tsim.Options{Replications: 3})
+	cmp, err := htmlreport.Diff(htmlreport.Side{Dir: dir, Variant: "misconfigured"}, htmlreport.Side{Dir: dir, Variant: "fixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Pairs) != 1 {
+		t.Fatalf("%d pairs", len(cmp.Pairs))
+	}
+	verdicts := map[string]htmlreport.Verdict{}
+	for _, f := range cmp.Pairs[0].Figures {
+		verdicts[f.Name] = f.Verdict()
+	}
+	for _, name := range []string{"goodput/s", "throughput/s", "latency mean", "latency p99"} {
+		if verdicts[name] != htmlreport.BeyondCI {
+			t.Errorf("%s: verdict %d, want beyond the intervals", name, verdicts[name])
+		}
+	}
+	var text bytes.Buffer
+	if err := cmp.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"misconfigured → fixed", "beyond ±", "A: web → service: the connection limit of 2 binds", "B: nothing queued"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, text.String())
+		}
+	}
+	b, err := cmp.Page().HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "diff.html")
+	if err := os.WriteFile(page, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, st := openPage(t, bin, page)
+	got := map[string][]string{}
+	for _, c := range st.Charts {
+		got[c.ID] = c.Series
+	}
+	for _, tier := range []string{"web", "service", "backend"} {
+		s := got["diff/1/"+tier+"/counts"]
+		if !slices.Contains(s, "A: Requests Executing") || !slices.Contains(s, "B: Requests Executing") {
+			t.Errorf("diff/1/%s/counts: series %v, want both runs' Requests Executing", tier, s)
+		}
+	}
+	if s := got["diff/1/latency"]; !slices.Contains(s, "A: timed out") || !slices.Contains(s, "B: completed") {
+		t.Errorf("diff/1/latency: series %v", s)
+	}
+	if s := got["diff/cdf"]; len(s) != 2 {
+		t.Errorf("diff/cdf: series %v, want A's and B's", s)
+	}
+	screenshot(t, bin, page, "diff-crack-throttling.png", 1400)
 }

@@ -53,6 +53,9 @@ type Axis struct {
 // Series is one line or point cloud of a chart.
 type Series struct {
 	Label string `json:"label"`
+	// Key names what the series stands for across pages (a scenario's
+	// label), for a diff to find it; "" where the chart says it.
+	Key   string `json:"key,omitempty"`
 	Color string `json:"color"`
 	// Width of the line in CSS pixels; 0 chooses 1.5.
 	Width float64 `json:"width,omitempty"`
@@ -77,8 +80,29 @@ type Series struct {
 // Frame is a table: x values, ascending and distinct, and columns of
 // values at them. NaN is no value (null in the page's data).
 type Frame struct {
-	X Column   `json:"x"`
+	X Exact    `json:"x"`
 	Y []Column `json:"y"`
+}
+
+// Exact is a list of x values, written exactly (the shortest form that
+// reads back as the same float64), so that distinct values stay distinct
+// in the page.
+type Exact []float64
+
+// MarshalJSON writes the values exactly.
+func (c Exact) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+8*len(c))
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("x value %g", v)
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, ']'), nil
 }
 
 // Column is a list of values written to the page with six significant
@@ -196,7 +220,7 @@ func decimate(f Frame, maxRows int) Frame {
 		return f
 	}
 	buckets := maxRows / 2
-	out := Frame{X: make(Column, 0, 2*buckets), Y: make([]Column, len(f.Y))}
+	out := Frame{X: make(Exact, 0, 2*buckets), Y: make([]Column, len(f.Y))}
 	for k := range out.Y {
 		out.Y[k] = make(Column, 0, 2*buckets)
 	}
@@ -249,9 +273,9 @@ func bucketExtremes(vs []float64) (first, second float64) {
 // dense clouds lose points, which lie on top of each other at the
 // default zoom. Points with equal x keep the highest y: uPlot needs
 // distinct x values. xs must be ascending.
-func thinScatter(xs, ys []float64, cols, rows int) (Column, Column) {
+func thinScatter(xs, ys []float64, cols, rows int) (Exact, Column) {
 	if len(xs) == 0 {
-		return Column{}, Column{}
+		return Exact{}, Column{}
 	}
 	xmin, xmax := xs[0], xs[len(xs)-1]
 	ymin, ymax := math.Inf(1), math.Inf(-1)
@@ -277,7 +301,8 @@ func thinScatter(xs, ys []float64, cols, rows int) (Column, Column) {
 		return [2]int{cx, cy}
 	}
 	seen := map[[2]int]bool{}
-	var ox, oy Column
+	var ox Exact
+	var oy Column
 	for i, x := range xs {
 		y := ys[i]
 		if n := len(ox); n > 0 && ox[n-1] == x {

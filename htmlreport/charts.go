@@ -175,18 +175,19 @@ func latencyChart(id, title string, lanes []lane) *Chart {
 			var xs, ys []float64
 			for _, p := range ln.run.Points {
 				if int(p.Outcome) == o {
-					xs, ys = append(xs, p.T), append(ys, p.Latency)
+					// To the microsecond: the page writes times exactly.
+					xs, ys = append(xs, math.Round(p.T*1e6)/1e6), append(ys, p.Latency)
 				}
 			}
 			if len(xs) == 0 {
 				continue
 			}
-			fx, fy := sortedXY(xs, ys)
+			sx, sy := sortedXY(xs, ys)
+			cols, rows := math.MaxInt32, 1 // only merges equal times
 			if n > scatterAll {
-				fx, fy = thinScatter(fx, fy, scatterCols, scatterRows)
-			} else {
-				fx, fy = thinScatter(fx, fy, math.MaxInt32, 1) // only merges equal times
+				cols, rows = scatterCols, scatterRows
 			}
+			fx, fy := thinScatter(sx, sy, cols, rows)
 			label := outcomeLabels[o]
 			color := outcomeColors[o]
 			if ln.label != "" {
@@ -208,10 +209,10 @@ var laneColors = [...]string{palette[2], palette[3], palette[8], palette[7]}
 // cdfCurve is one latency distribution: the latency at q = 0.001 ...
 // 0.999 of the completed requests, and their share of the requests ended.
 type cdfCurve struct {
-	label, color string
-	dash         []int
-	quantiles    []float64
-	share        float64
+	label, key, color string
+	dash              []int
+	quantiles         []float64
+	share             float64
 }
 
 // scenarioCurve is a scenario's latency distribution, nil without one.
@@ -224,7 +225,7 @@ func scenarioCurve(sc *results.Scenario, label string) *cdfCurve {
 	if c := a.Requests; c.Completed+c.TimedOut+c.Rejected+c.Failed > 0 {
 		share = float64(c.Completed) / float64(c.Completed+c.TimedOut+c.Rejected+c.Failed)
 	}
-	return &cdfCurve{label: label, quantiles: a.Quantiles, share: share}
+	return &cdfCurve{label: label, key: scenarioLabel(sc), quantiles: a.Quantiles, share: share}
 }
 
 // cdfChart draws the latency distributions of the scenarios (of a sweep,
@@ -275,7 +276,7 @@ func cdfChart(r *results.Experiment, done []*results.Scenario, curves []*cdfCurv
 			continue
 		}
 		label := cv.label + " (" + strconv.FormatFloat(100*cv.share, 'f', 1, 64) + "% completed)"
-		c.Series = append(c.Series, Series{Label: label, Color: cv.color, Dash: cv.dash, Width: 2})
+		c.Series = append(c.Series, Series{Label: label, Key: cv.key, Color: cv.color, Dash: cv.dash, Width: 2})
 		c.Frames = append(c.Frames, f)
 	}
 	if len(c.Series) == 0 {

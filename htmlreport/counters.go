@@ -260,7 +260,7 @@ func counterChart(id, title string, p *panel, drawn []bool, top float64, lanes [
 		if i < 0 {
 			continue
 		}
-		f := Frame{X: make(Column, 0, len(ln.run.Series))}
+		f := Frame{X: make(Exact, 0, len(ln.run.Series))}
 		var ks []*counter
 		for ki := range p.counters {
 			if drawn[ki] {

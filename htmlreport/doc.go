@@ -10,6 +10,13 @@
 // zooms out; the time axes of a page zoom together), show the values under
 // the cursor, and hide a series when its legend entry is clicked.
 //
+// Diff compares two result folders (two runs, two variants of one as
+// DIR@VARIANT, a run and the one before it that tsim run --keep kept in
+// DIR/history/N, see Keep): every headline figure side by side with its
+// change, judged against the 95% half-width of the difference from both
+// runs' intervals, the limits that bind in each, and diff.html with both
+// runs' charts overlaid, read back from their report.html.
+//
 // A command builds a Page (Experiment for a run's results) and may add
 // sections of its own (Page.Add, Section, Block): explain its diagnosis,
 // fit its fit. The page's bytes depend only on what it holds: no time,

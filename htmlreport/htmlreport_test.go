@@ -246,7 +246,7 @@ func TestColumnJSON(t *testing.T) {
 func TestBadChartIsAnError(t *testing.T) {
 	p := &Page{Title: "x"}
 	s := p.Add(&Section{ID: "s", Title: "s"})
-	s.Add(Block{Charts: &Grid{Charts: []*Chart{{ID: "c", Series: []Series{{Label: "y"}}, Frames: []Frame{{X: Column{1, 1}, Y: []Column{{1, 2}}}}}}}})
+	s.Add(Block{Charts: &Grid{Charts: []*Chart{{ID: "c", Series: []Series{{Label: "y"}}, Frames: []Frame{{X: Exact{1, 1}, Y: []Column{{1, 2}}}}}}}})
 	if _, err := p.HTML(); err == nil || !strings.Contains(err.Error(), "not ascending") {
 		t.Errorf("got %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -16,7 +17,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--keep] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -37,6 +38,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	outputsFlag := fs.String("outputs", "json,csv,png,html", "")
 	noPlots := fs.Bool("no-plots", false, "")
 	perReplica := fs.Bool("per-replica", false, "")
+	keep := fs.Bool("keep", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -141,6 +143,19 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	go func() {
 		st := exitOK
 		for f := range toWrite {
+			if *keep {
+				// The last run's files move to history/<n> before this
+				// run's are written (tsim diff DIR compares them).
+				kept, err := htmlreport.Keep(f.p.Out, report.OutputFiles)
+				if err != nil {
+					c.errorf(e, "%s: keeping the last run: %v", f.p.Path, err)
+					st = exitFailure
+					continue
+				}
+				if kept != "" && !*quiet && !*asJSON {
+					c.out(e, "kept the last run in %s%c\n", kept, filepath.Separator)
+				}
+			}
 			if s := c.writeResults(e, f.p, f.res, kinds, *asJSON, *quiet); s != exitOK {
 				st = s
 			}
