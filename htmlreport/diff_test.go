@@ -16,7 +16,7 @@ func TestVerdict(t *testing.T) {
 		{Figure{A: 1, B: 1, HA: h(0.1), HB: h(0.1), Better: 1}, NoChange, "same"},
 		{Figure{A: 1, B: 2, Better: 1}, NoInterval, "unjudged"},
 		{Figure{A: 1, B: 2, HA: h(0.1), Better: 1}, NoInterval, "unjudged"},
-		{Figure{A: 1, B: 1.1, HA: h(0.1), HB: h(0.1), Better: 1}, WithinCI, "same"},  // 0.1 < 0.141
+		{Figure{A: 1, B: 1.1, HA: h(0.1), HB: h(0.1), Better: 1}, WithinCI, "same"},    // 0.1 < 0.141
 		{Figure{A: 1, B: 1.15, HA: h(0.1), HB: h(0.1), Better: 1}, BeyondCI, "better"}, // 0.15 > 0.141
 		{Figure{A: 1, B: 0.8, HA: h(0.1), HB: h(0.1), Better: 1}, BeyondCI, "worse"},
 		{Figure{A: 1, B: 0.8, HA: h(0.1), HB: h(0.1), Better: -1}, BeyondCI, "better"},

@@ -36,6 +36,7 @@ var OutputFiles = []string{
 	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
 	"counters.png", "latency.png", "latency-cdf.png",
 	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
+	"loadtest.csv", "loadtest.png",
 	htmlreport.FileName,
 }
 
@@ -140,6 +141,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			}
 			b, err = PerfmonCSV(r)
 			if err := add("perfmon.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+		}
+		if hasLoadTest(r) {
+			b, err = LoadTestCSV(r)
+			if err := add("loadtest.csv", b, err); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -18,7 +18,7 @@ import (
 
 var cmdPlan = &command{
 	Name:      "plan",
-	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate) [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--quiet]",
+	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--quiet]",
 	Short:     "find the smallest settings that meet a goal, or the most load a setting holds",
 	Long:      helpText("plan"),
 	Run:       runPlan,
@@ -47,6 +47,8 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	duration := fs.String("duration", "", "")
 	outDir := fs.String("o", "out", "")
 	quiet := fs.Bool("quiet", false, "")
+	maxLoad := fs.Float64("max-load", 0, "")
+	maximize := fs.String("maximize", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -57,8 +59,14 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "no experiment file given")
 	case len(files) > 1:
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
-	case *goalFlag == "":
+	case *goalFlag == "" && *maximize == "":
 		return c.usageError(e, "no --goal given (such as --goal \"p99<1s,timeouts<0.1%%\")")
+	case *maximize != "" && *maximize != "goodput" && *maximize != "throughput":
+		return c.usageError(e, "--maximize must be goodput or throughput, got %q", *maximize)
+	case *maximize != "" && (len(varies) != 1 || *find != ""):
+		return c.usageError(e, "--maximize searches one setting: give one --vary KEY=LO..HI (and no --find)")
+	case set["max-load"] && (*find == "" || !(*maxLoad > 0) || math.IsInf(*maxLoad, 0)):
+		return c.usageError(e, "--max-load bounds --find: give it with --find, a number > 0, got %v", *maxLoad)
 	case len(varies) == 0 && *find == "":
 		return c.usageError(e, "nothing to search: give --vary KEY=LO..HI, or --find users (or rate)")
 	case len(varies) > 0 && *find != "":
@@ -79,10 +87,13 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
 	}
 	opt := analysis.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
-		Search: *search, Workers: numWorkers()}
+		Search: *search, Workers: numWorkers(), MaxLoad: *maxLoad, Maximize: *maximize,
+		Warn: func(s string) { c.errorf(e, "warning: %s", s) }}
 	var err error
-	if opt.Goal, err = analysis.ParseGoal(*goalFlag); err != nil {
-		return c.usageError(e, "%v", err)
+	if *goalFlag != "" {
+		if opt.Goal, err = analysis.ParseGoal(*goalFlag); err != nil {
+			return c.usageError(e, "%v", err)
+		}
 	}
 	for _, v := range varies {
 		a, err := analysis.ParseVary(v)
@@ -117,6 +128,15 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		opt.Set = append(opt.Set, format.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
 	}
 	r, err := analysis.Plan(ctx, x, opt)
+	if errors.Is(err, analysis.ErrInterrupted) && r != nil {
+		// What finished is printed: the points evaluated before the signal.
+		var out bytes.Buffer
+		if werr := r.WriteText(&out); werr == nil {
+			e.stdout.Write(out.Bytes())
+		}
+		c.errorf(e, "interrupted; the points that finished are above")
+		return exitFailure
+	}
 	var lk *analysis.LoadKindError
 	var ke *analysis.KeyError
 	switch {
@@ -197,6 +217,26 @@ func planFigure(r *analysis.PlanResult) (*plots.Figure, error) {
 			panels = append(panels, pn)
 		}
 	}
-	title := fmt.Sprintf("%s: plan for %s, variant %s", r.Name, analysis.GoalText(r.Goals, ", "), r.Variant)
+	if r.Maximize != "" && r.Best != nil {
+		// The maximised metric, its peak drawn as the line.
+		g := analysis.Goal{Metric: r.Maximize}
+		label, _ := g.Axis()
+		pn := plots.PlanPanel{Metric: label, Goal: r.Best.ObjMean, GoalLabel: "peak: " + g.Format(r.Best.ObjMean)}
+		var s plots.PlanSeries
+		for _, pt := range r.Points {
+			s.X, s.Y = append(s.X, pt.X[0]), append(s.Y, pt.ObjMean)
+			s.Bound, s.OK = append(s.Bound, pt.ObjMean-pt.ObjHalf), append(s.OK, pt.OK)
+		}
+		pn.Series = []plots.PlanSeries{s}
+		panels = append([]plots.PlanPanel{pn}, panels...)
+	}
+	what := analysis.GoalText(r.Goals, ", ")
+	if r.Maximize != "" {
+		what = "the most " + r.Maximize
+		if len(r.Goals) > 0 {
+			what += " with " + analysis.GoalText(r.Goals, ", ")
+		}
+	}
+	title := fmt.Sprintf("%s: plan for %s, variant %s", r.Name, what, r.Variant)
 	return plots.Plan(title, r.XLabel, lo > 0 && hi/lo >= 20, panels, r.Answer, r.AnswerLabel)
 }

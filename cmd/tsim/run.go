@@ -10,6 +10,8 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/htmlreport"
+	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -17,7 +19,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--keep] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--measured RESULTS] [--keep] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -39,6 +41,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	noPlots := fs.Bool("no-plots", false, "")
 	perReplica := fs.Bool("per-replica", false, "")
 	keep := fs.Bool("keep", false, "")
+	measuredFlag := fs.String("measured", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -80,6 +83,16 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	if set["cpu"] && *mode != "real" {
 		return c.usageError(e, "--cpu needs --mode real")
+	}
+	if set["measured"] && sh.Sharded() {
+		return c.usageError(e, "--measured and --shard: a shard has no runs to compare; run unsharded to compare with a load test")
+	}
+	var measured *loadtest.Result
+	if set["measured"] {
+		if measured, err = readMeasured(*measuredFlag); err != nil {
+			c.errorf(e, "%v", err)
+			return exitFailure
+		}
 	}
 	cpu, err := runner.ParseCPU(*cpuFlag)
 	if err != nil {
@@ -210,6 +223,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 					notRun = append(notRun, runner.DescribeMissing(p, res))
 				}
 				if res.Finished > 0 {
+					if measured != nil && measured.Attach(res) == 0 {
+						c.errorf(e, "%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep", p.Path, measured.File)
+					}
 					toWrite <- finished{p, res}
 				}
 				return true
@@ -270,3 +286,13 @@ func (c *command) writeResults(e *env, p *runner.Plan, res *results.Experiment, 
 // numWorkers is how many replications run at once; tests set it to 1 to
 // compare a sequential run with a parallel one.
 var numWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// readMeasured reads a load test's results (--measured): a regular file
+// of at most format.MaxDataBytes, parsed by package loadtest.
+func readMeasured(path string) (*loadtest.Result, error) {
+	data, err := input.ReadRegular(path, format.MaxDataBytes, "load-test results")
+	if err != nil {
+		return nil, err
+	}
+	return loadtest.Parse(data, path)
+}
