@@ -196,16 +196,23 @@ func (c *Column) UnmarshalJSON(b []byte) error {
 // kept: HistoryDir/1 the oldest, each next run's number one more.
 const HistoryDir = "history"
 
-// Keep moves the files of the last run in dir (those of names that are
-// there) into dir/history/<n>, n one more than the highest kept so far,
-// and returns that folder; "" when dir holds none of them (a first run).
-// Numbers, not times: the paths are the same on every machine and a kept
-// run keeps its path.
-func Keep(dir string, names []string) (string, error) {
+// Keep moves the files of the last run in dir (those that match one of
+// the filepath.Match patterns) into dir/history/<n>, n one more than the
+// highest kept so far, and returns that folder; "" when dir holds none of
+// them (a first run). Numbers, not times: the paths are the same on every
+// machine and a kept run keeps its path.
+func Keep(dir string, patterns []string) (string, error) {
 	var present []string
-	for _, n := range names {
-		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
-			present = append(present, n)
+	for _, pat := range patterns {
+		names, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return "", err
+		}
+		for _, p := range names {
+			n := filepath.Base(p)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(present, n) {
+				present = append(present, n)
+			}
 		}
 	}
 	if len(present) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
+	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -19,7 +20,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--no-plots] [--measured RESULTS] [--keep] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--keep] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -39,6 +40,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	cpuFlag := fs.String("cpu", "sharing", "")
 	outputsFlag := fs.String("outputs", "json,csv,png,html", "")
 	noPlots := fs.Bool("no-plots", false, "")
+	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
 	keep := fs.Bool("keep", false, "")
 	measuredFlag := fs.String("measured", "", "")
@@ -62,6 +64,10 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if err != nil {
 		return c.usageError(e, "--outputs: %v", err)
 	}
+	if _, err := plots.ParseFormats(*formatFlag); err != nil {
+		return c.usageError(e, "--format: %v", err)
+	}
+	kinds.Formats = *formatFlag
 	if *noPlots {
 		if set["outputs"] {
 			return c.usageError(e, "--no-plots and --outputs: give one of them")
