@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -28,14 +31,20 @@ func WriteFigure(dir, name string, fig *plots.Figure) (string, error) {
 	return path, atomicio.WriteFile(path, png.Bytes())
 }
 
-// OutputFiles are the files tsim writes into an experiment's directory;
-// those a run does not write again are removed so that no stale picture
-// outlives the run it came from.
-var OutputFiles = []string{
-	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
-	"counters.png", "latency.png", "latency-cdf.png",
-	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
-	"loadtest.csv", "loadtest.png",
+// OutputFiles are the files tsim writes into an experiment's directory,
+// as patterns of filepath.Match (counters-*.png: the pages of counters
+// after the first); those a run does not write again are removed so that
+// no stale picture outlives the run it came from.
+var OutputFiles = outputFiles()
+
+func outputFiles() []string {
+	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv", "loadtest.csv"}
+	for _, f := range plots.Formats {
+		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest"} {
+			out = append(out, plots.FileName(stem, f))
+		}
+	}
+	return append(out, htmlreport.FileName)
 }
 
 // output is one file to write.
@@ -50,12 +59,16 @@ type Outputs struct {
 	JSON bool // summary.json
 	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
 	PNG  bool // the pictures
+	HTML bool // report.html
+	// Formats are the pictures' formats, as plots.ParseFormats reads them
+	// ("png,svg,pdf"); "" is PNG alone.
+	Formats string
 }
 
 // All is every kind of output file.
-var All = Outputs{JSON: true, CSV: true, PNG: true}
+var All = Outputs{JSON: true, CSV: true, PNG: true, HTML: true}
 
-// ParseOutputs reads a comma-separated list of json, csv and png.
+// ParseOutputs reads a comma-separated list of json, csv, png and html.
 func ParseOutputs(s string) (Outputs, error) {
 	var o Outputs
 	for _, k := range strings.Split(s, ",") {
@@ -66,13 +79,15 @@ func ParseOutputs(s string) (Outputs, error) {
 			o.CSV = true
 		case "png":
 			o.PNG = true
+		case "html":
+			o.HTML = true
 		case "":
 		default:
-			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png)", strings.TrimSpace(k))
+			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png, html)", strings.TrimSpace(k))
 		}
 	}
 	if o == (Outputs{}) {
-		return o, errors.New("no output kind given (allowed: json, csv, png)")
+		return o, errors.New("no output kind given (allowed: json, csv, png, html)")
 	}
 	return o, nil
 }
@@ -86,28 +101,42 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 	// The pictures are drawn while the JSON and CSV files are written: a
 	// run's output takes the time of its longest picture, not the sum.
 	var pics []picture
+	formats := []plots.Format{plots.PNG}
 	if kinds.PNG {
 		pics = pictures(r)
+		if kinds.Formats != "" {
+			if formats, err = plots.ParseFormats(kinds.Formats); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
-	pngs := make([][]byte, len(pics))
-	errs := make([]error, len(pics))
+	// Each picture in each format, at most GOMAXPROCS drawn at once: a
+	// long chain has many pages of counters, each megabytes of pixels.
+	nf := len(formats)
+	data := make([][]byte, len(pics)*nf)
+	errs := make([]error, len(pics)*nf)
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, pic := range pics {
 		if pic.err != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
-				}
+		for j, format := range formats {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				defer func() {
+					if v := recover(); v != nil {
+						errs[i*nf+j] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
+					}
+				}()
+				var buf bytes.Buffer
+				errs[i*nf+j] = pic.fig.Write(&buf, format)
+				data[i*nf+j] = buf.Bytes()
 			}()
-			var buf bytes.Buffer
-			errs[i] = pic.fig.WritePNG(&buf)
-			pngs[i] = buf.Bytes()
-		}()
+		}
 	}
 	defer wg.Wait() // on an error too: no goroutine outlives the call
 
@@ -152,10 +181,19 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			warnings = append(warnings, fmt.Sprintf("%s: %s not drawn: %v", r.File, pic.name, pic.err))
 			continue
 		}
-		if errs[i] != nil {
-			return nil, nil, fmt.Errorf("%s: %w", pic.name, errs[i])
+		for j, format := range formats {
+			name := plots.FileName(strings.TrimSuffix(pic.name, ".png"), format)
+			if errs[i*nf+j] != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, errs[i*nf+j])
+			}
+			outs = append(outs, output{name, data[i*nf+j]})
 		}
-		outs = append(outs, output{pic.name, pngs[i]})
+	}
+	if kinds.HTML {
+		b, err := htmlreport.Report(r, htmlreport.Options{Warnings: warnings})
+		if err := add(htmlreport.FileName, b, err); err != nil {
+			return nil, nil, err
+		}
 	}
 	return outs, warnings, nil
 }
@@ -179,11 +217,20 @@ func WriteOutputs(dir string, r *results.Experiment, kinds Outputs) (written, wa
 		}
 		written = append(written, o.name)
 	}
-	for _, name := range OutputFiles {
-		if !contains(written, name) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return written, warnings, err
-			}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return written, warnings, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || contains(written, name) || !slices.ContainsFunc(OutputFiles, func(p string) bool {
+			ok, _ := filepath.Match(p, name)
+			return ok
+		}) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return written, warnings, err
 		}
 	}
 	return written, warnings, nil

@@ -125,11 +125,13 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 			runs = append(runs, plots.Run{Label: name + " (sim)", Run: sim}, plots.Run{Label: name + " (real)", Run: real})
 		}
 		if len(runs) > 0 {
-			fig, err := plots.Counters(x.Name+": simulated and real counters", runs)
+			pages, err := plots.Counters(x.Name+": simulated and real counters", runs)
 			if err != nil {
 				fmt.Fprintf(w, "validate-counters.png not drawn: %v\n", err)
-			} else {
-				written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), "validate-counters.png", fig)
+			}
+			for i, fig := range pages { // validate-counters.png, validate-counters-2.png, ...
+				name := plots.FileName(plots.PageStem("validate-counters", i), plots.PNG)
+				written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), name, fig)
 				if err != nil {
 					c.errorf(e, "%v", err)
 					return exitFailure
