@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
@@ -245,6 +246,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 // cannot be written.
 func (c *command) writeResults(e *env, p *runner.Plan, res *results.Experiment, kinds report.Outputs, asJSON, quiet bool) int {
 	status := exitOK
+	for _, s := range analysis.AttachUSL(res) { // a sweep over a concurrency-like key: its USL fit
+		c.errorf(e, "%s: %s", p.Path, s)
+	}
 	written, warnings, werr := report.WriteOutputs(p.Out, res, kinds)
 	for _, w := range warnings {
 		c.errorf(e, "%s", w)
