@@ -41,8 +41,9 @@
 // and write their text (WriteText) with report's tables and number
 // formats; the command line only parses flags, calls, prints and draws.
 //
-// Package analysis builds on format, model, runner, results, sim and
-// report (for its formats and tables only). It must not import cmd/tsim or
+// Package analysis builds on format, model, runner, results, sim,
+// report (for its formats and tables only) and dotnetconfig (to write a
+// proposed change as the .NET configuration that makes it). It must not import cmd/tsim or
 // the root package tsim, and it draws no picture: plots are reached, if at
 // all, through report, and the pictures of explain and plan are drawn by
 // their callers from the typed results.
