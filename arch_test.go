@@ -39,9 +39,9 @@ var layers = map[string][]string{
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots"},
 	"dotnetconfig":        {"format", "model", "results", "sim"},
 	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
-	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report"},
+	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
 	"experiments":         {},
-	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "dotnetconfig", "calibrate"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 

@@ -1,12 +1,6 @@
 package main
 
-import (
-	"context"
-	"fmt"
-	"math"
-
-	"github.com/tsim-dev/tsim/runner"
-)
+import "context"
 
 var cmdCheck = &command{
 	Name:      "check",
@@ -16,7 +10,7 @@ var cmdCheck = &command{
 	Run:       runCheck,
 }
 
-func runCheck(_ context.Context, c *command, e *env, args []string) int {
+func runCheck(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
 	allowOutside(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
@@ -27,51 +21,22 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "no experiment files given")
 	}
 	status = exitOK
-	for _, f := range files {
-		x, err := runner.LoadFile(f, inputOptions(fs))
+	for i, f := range files {
+		if ctx.Err() != nil {
+			c.errorf(e, "interrupted: %d of %d files checked", i, len(files))
+			return exitFailure
+		}
+		x, err := load(fs, f)
 		if err != nil {
 			c.errorf(e, "%v", err)
 			status = exitFailure
 			continue
 		}
-		n := x.EstimatedRequests()
-		fmt.Fprintf(e.stdout, "%s: ok (about %s simulated requests)\n", f, fmtCount(n))
-		if n > bigRun {
-			c.errorf(e, "warning: %s: about %s requests to simulate (%d scenarios × %d replications); at roughly %s requests/s this takes %s",
-				f, fmtCount(n), x.NumScenarios(), x.Replications, fmtCount(requestsPerSecond), fmtWait(n/requestsPerSecond))
+		est := x.Estimate()
+		c.out(e, "%s: ok (about %s simulated requests)\n", f, est.Count())
+		if w := est.Warning(); w != "" {
+			c.errorf(e, "warning: %s: %s", f, w)
 		}
 	}
 	return status
-}
-
-// bigRun is the estimated number of requests above which check warns:
-// minutes of simulation on one core.
-const bigRun = 1e8
-
-// requestsPerSecond is a rough speed of the simulator on one core (tsim
-// bench measures it on this machine), for check's estimate of the wait.
-const requestsPerSecond = 5e5
-
-func fmtCount(n float64) string {
-	switch {
-	case math.IsInf(n, 0):
-		return "unboundedly many"
-	case n >= 1e9:
-		return fmt.Sprintf("%.4g billion", n/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.3g million", n/1e6)
-	}
-	return fmt.Sprintf("%.0f", n)
-}
-
-func fmtWait(s float64) string {
-	switch {
-	case math.IsInf(s, 0):
-		return "forever"
-	case s >= 86400:
-		return fmt.Sprintf("about %.1f days", s/86400)
-	case s >= 3600:
-		return fmt.Sprintf("about %.1f hours", s/3600)
-	}
-	return fmt.Sprintf("about %.0f minutes", math.Ceil(s/60))
 }
