@@ -40,8 +40,9 @@ var layers = map[string][]string{
 	"dotnetconfig":        {"format", "model", "results", "sim"},
 	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
 	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
+	"fit":                 {"format", "model", "simmode", "runner", "results", "sim", "plots"},
 	"experiments":         {},
-	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "dotnetconfig", "calibrate"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "dotnetconfig", "calibrate", "fit"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 

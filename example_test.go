@@ -24,7 +24,7 @@ timeout = "10s"
 name = "web"
 preset = "aspnet-classic-net35"
 cores = 4
-auto_config = false   # processModel autoConfig off: System.Net keeps its default of 2
+auto_config = false   # processModel autoConfig off: the '*' maxconnection entry below takes effect
 calls.maxconnection = 2
 [[tier.step]]
 cpu = "exp(5ms)"
@@ -66,7 +66,7 @@ func Example_capacityTest() {
 	}
 	// Output:
 	// maxconnection 2 fails:
-	// variant base: p99 < 2s does not hold: 3.97 s on average, 4.27 s at the 95% confidence bound over 3 replications
+	// variant base: p99 < 2s does not hold: 4.00 s on average, 4.27 s at the 95% confidence bound over 3 replications
 	// maxconnection 12 holds 500 users
 }
 

@@ -68,6 +68,16 @@ func (e *Experiment) Description() string { return e.l.X.Description }
 // file has none.
 func (e *Experiment) Variants() []string { return append([]string(nil), e.l.X.Variants...) }
 
+// Warnings are the settings of the experiment that take no effect, each
+// with its file, line and why (docs/dotnet.md).
+func (e *Experiment) Warnings() []string {
+	var out []string
+	for _, w := range e.l.X.Warnings {
+		out = append(out, w.String())
+	}
+	return out
+}
+
 // Format is the experiment as package format holds it, for the lower
 // layers (runner, analysis, model).
 func (e *Experiment) Format() *format.Experiment { return e.l.X }

@@ -10,9 +10,9 @@ import (
 	"github.com/tsim-dev/tsim/format"
 )
 
-// shop is an ASP.NET front end whose calls to its API go through
-// System.Net's default of two connections per host: no maxconnection
-// entry took effect.
+// shop is an ASP.NET front end whose calls to its API go through two
+// connections per host: the '*' maxconnection entry in effect is 2
+// (without autoConfig nothing overrides it; docs/dotnet.md §1.1).
 const shop = `name = "shop"
 seed = 1
 duration = "1m"
@@ -26,6 +26,7 @@ name = "web"
 preset = "aspnet-classic-net35"
 cores = 4
 auto_config = false
+calls.maxconnection = 2
 [[tier.step]]
 cpu = "exp(2ms)"
 [[tier.step]]

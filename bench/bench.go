@@ -48,7 +48,7 @@ func (r Result) RequestsPerS() float64 { return float64(r.Requests) / r.WallS }
 func (r Result) EventsPerS() float64 { return float64(r.Events) / r.WallS }
 
 // models lists the benchmarks in the order Models reports them: the two
-// reference models first (bench/simpy and ../shared/reference/desgo
+// reference models first (bench/simpy and the team's desgo yardstick
 // implement them too), then whole runs of loading and simulating longer or
 // richer systems, so that a regression that only shows at length (the
 // calendar growing with a long run) or in the .NET throttles is visible.

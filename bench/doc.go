@@ -1,6 +1,7 @@
 // Package bench holds tsim's reference benchmark models, the same two that
-// bench/simpy implements in SimPy 3 and ../shared/reference/desgo as a
-// minimal hand-written Go event loop, for a speed baseline:
+// bench/simpy implements in SimPy 3 and desgo (a minimal hand-written Go
+// event loop the team keeps as a yardstick outside this repository)
+// implements, for a speed baseline:
 //
 //   - mm1: an M/M/1 queue at ρ = 0.9 (λ = 0.9, μ = 1) until 1,000,000
 //     customers complete, written directly on sim.Engine as lean as it can

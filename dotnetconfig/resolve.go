@@ -349,7 +349,7 @@ func (r *resolver) perCPU(v int) (int, string) {
 }
 
 // threadsASPNet resolves processModel: autoConfig and the CLR thread pool
-// limits ASP.NET sets (HttpRuntime.SetThreadPoolLimits, facts §2a).
+// limits ASP.NET sets (HttpRuntime.SetThreadPoolLimits, dotnet.md §2a).
 func (r *resolver) threadsASPNet() {
 	pm := r.c.processMdl
 	auto, at, ok := r.boolAttr(pm, "processModel", "autoConfig")
@@ -372,7 +372,7 @@ func (r *resolver) threadsASPNet() {
 			if a, set := pm.get(attrName); set {
 				r.c.warn(a.at, `processModel %s has no effect: autoConfig="true" sets it to 100 per CPU`, attrName)
 			}
-			from := "autoConfig: " + note + " (facts §2a)"
+			from := "autoConfig: " + note + " (dotnet.md §2a)"
 			r.row("processModel "+attrName, fmt.Sprint(v), key, from)
 			r.set(key, v, from, false)
 			return v
@@ -383,8 +383,12 @@ func (r *resolver) threadsASPNet() {
 			r.set(key, v, fromAt(at, note), true)
 			return v
 		}
-		v, note := r.perCPU(100)
-		from := fromDefault(attrName + " 100 per CPU (ProcessModelSection): " + note)
+		def, sysWeb := 100, "System.Web 4"
+		if !atLeast(r.v, "4.0") {
+			def, sysWeb = 20, "System.Web 2.0"
+		}
+		v, note := r.perCPU(def)
+		from := fromDefault(fmt.Sprintf("%s %d per CPU without autoConfig (ProcessModelSection in %s, dotnet.md §2a): %s", attrName, def, sysWeb, note))
 		r.row("processModel "+attrName, fmt.Sprint(v), key, from)
 		r.set(key, v, from, false)
 		return v
@@ -405,7 +409,7 @@ func (r *resolver) threadsASPNet() {
 				return
 			}
 		}
-		from := fromDefault(fmt.Sprintf("1 per CPU × %d, the CLR's own minimum (facts §3)", r.n))
+		from := fromDefault(fmt.Sprintf("1 per CPU × %d, the CLR's own minimum (dotnet.md §3)", r.n))
 		r.row("processModel "+attrName, fmt.Sprint(r.n), key, from)
 		r.set(key, r.n, from, false)
 	}
@@ -414,17 +418,17 @@ func (r *resolver) threadsASPNet() {
 }
 
 // threadsSelf states the CLR's own thread pool limits: a process of its
-// own has no configuration file setting for them (facts §3).
+// own has no configuration file setting for them (dotnet.md §3).
 func (r *resolver) threadsSelf() {
-	wmax, why := 250*r.n, fmt.Sprintf("the CLR 2.0 SP1–3.5 maximum, 250 per CPU × %d (facts §3)", r.n)
+	wmax, why := 250*r.n, fmt.Sprintf("the CLR 2.0 SP1–3.5 maximum, 250 per CPU × %d (dotnet.md §3)", r.n)
 	if r.v == "2.0" {
-		why = fmt.Sprintf("250 per CPU × %d, the CLR 2.0 SP1 maximum (2.0 RTM had 25 per CPU; facts §3)", r.n)
+		why = fmt.Sprintf("250 per CPU × %d, the CLR 2.0 SP1 maximum (2.0 RTM had 25 per CPU; dotnet.md §3)", r.n)
 	}
 	if atLeast(r.v, "4.0") {
-		wmax, why = 32767, "the CLR 4 maximum on 64-bit (facts §3)"
+		wmax, why = 32767, "the CLR 4 maximum on 64-bit (dotnet.md §3)"
 	}
 	wmax = min(wmax, 1_000_000)
-	minWhy := fmt.Sprintf("the CLR minimum, one per CPU × %d (facts §3)", r.n)
+	minWhy := fmt.Sprintf("the CLR minimum, one per CPU × %d (dotnet.md §3)", r.n)
 	for _, k := range []struct {
 		setting, key string
 		v            int
@@ -433,7 +437,7 @@ func (r *resolver) threadsSelf() {
 		{"CLR worker threads, min", "worker.min", r.n, minWhy},
 		{"CLR worker threads, max", "worker.max", wmax, why},
 		{"CLR I/O threads, min", "io.min", r.n, minWhy},
-		{"CLR I/O threads, max", "io.max", 1000, "the CLR's I/O completion thread maximum (facts §3)"},
+		{"CLR I/O threads, max", "io.max", 1000, "the CLR's I/O completion thread maximum (dotnet.md §3)"},
 	} {
 		r.row(k.setting, fmt.Sprint(k.v), k.key, fromDefault(k.why+"; set only in code (ThreadPool.SetMaxThreads)"))
 		r.set(k.key, k.v, fromDefault(k.why), false)
@@ -457,7 +461,7 @@ func (r *resolver) admission() {
 	} else {
 		for _, name := range []string{"minFreeThreads", "minLocalRequestFreeThreads", "appRequestQueueLimit"} {
 			if a, ok := hr.get(name); ok {
-				c.warn(a.at, "httpRuntime %s has no effect on the integrated pipeline, which has no RequestQueue (facts §2c)", name)
+				c.warn(a.at, "httpRuntime %s has no effect on the integrated pipeline, which has no RequestQueue (dotnet.md §2c)", name)
 			}
 		}
 		if a, ok := pm.get("clientConnectedCheck"); ok {
@@ -467,7 +471,7 @@ func (r *resolver) admission() {
 	}
 
 	// executionTimeout, and debug compilation, which switches it off.
-	et, etFrom := 110*time.Second, fromDefault("110 s (HttpRuntimeSection, facts §2a)")
+	et, etFrom := 110*time.Second, fromDefault("110 s (HttpRuntimeSection, dotnet.md §2a)")
 	if a, ok := hr.get("executionTimeout"); ok {
 		d, err := parseSeconds(a.value)
 		if err == nil && d == 0 {
@@ -489,13 +493,13 @@ func (r *resolver) admission() {
 	}
 	r.row("compilation debug", fmt.Sprint(debug), "", dFrom)
 	if debug {
-		c.warn(dat, `compilation debug="true": executionTimeout is not enforced and pages are compiled for debugging; tsim's cost_multiplier can model the slowdown (no figure in the facts)`)
+		c.warn(dat, `compilation debug="true": executionTimeout is not enforced and pages are compiled for debugging; tsim's cost_multiplier can model the slowdown (no source gives a figure)`)
 	}
 	switch {
 	case r.rep.WCF:
-		r.row("httpRuntime executionTimeout", fmtDuration(et), "", etFrom+"; not applied: tsim assumes executionTimeout does not fire for WCF services (facts §2a, unconfirmed)")
+		r.row("httpRuntime executionTimeout", fmtDuration(et), "", etFrom+"; not applied: tsim assumes executionTimeout does not fire for WCF services (dotnet.md §2a, unconfirmed)")
 	case debug:
-		from := fromAt(dat, fmt.Sprintf("compilation debug=\"true\": executionTimeout (%s) is not enforced, facts §2a", fmtDuration(et)))
+		from := fromAt(dat, fmt.Sprintf("compilation debug=\"true\": executionTimeout (%s) is not enforced, dotnet.md §2a", fmtDuration(et)))
 		r.row("httpRuntime executionTimeout", "0s", "admission.execution_timeout", from)
 		r.set("admission.execution_timeout", "0s", from, true)
 	default:
@@ -505,7 +509,7 @@ func (r *resolver) admission() {
 }
 
 // classicQueue resolves the RequestQueue of IIS 6 and the classic pipeline
-// (HttpRuntime.InitRequestQueue, facts §2a–§2b).
+// (HttpRuntime.InitRequestQueue, dotnet.md §2a–§2b).
 func (r *resolver) classicQueue() {
 	c, hr, pm := r.c, r.c.httpRt, r.c.processMdl
 	threadLimit := min(r.workerMax, r.ioMax)
@@ -535,7 +539,7 @@ func (r *resolver) classicQueue() {
 	mlr, mlrFile := free("minLocalRequestFreeThreads", 76, 4)
 	r.row("httpRuntime minLocalRequestFreeThreads", fmt.Sprint(mlr), "", r.freeFrom(hr, "minLocalRequestFreeThreads", 76, 4, mlrFile)+"; tsim does not tell local requests apart")
 
-	q, qFrom, qFile := 5000, fromDefault("5000 (HttpRuntimeSection, facts §2a)"), false
+	q, qFrom, qFile := 5000, fromDefault("5000 (HttpRuntimeSection, dotnet.md §2a)"), false
 	if v, at, ok := r.intAttr(hr, "httpRuntime", "appRequestQueueLimit", 1, maxInt32, false); ok {
 		q, qFrom, qFile = v, at.String(), true
 	}
@@ -547,7 +551,7 @@ func (r *resolver) classicQueue() {
 		r.row("processModel requestQueueLimit", fmtInfiniteInt(v), "", fromAt(at, "the IIS 6 process-level limit; tsim's classic queue is appRequestQueueLimit"))
 	}
 
-	ccc, cccFrom, cccFile := 5*time.Second, fromDefault("5 s (ProcessModelSection, facts §2a)"), false
+	ccc, cccFrom, cccFile := 5*time.Second, fromDefault("5 s (ProcessModelSection, dotnet.md §2a)"), false
 	if a, ok := pm.get("clientConnectedCheck"); ok {
 		d, err := parseTimeSpan(a.value, true)
 		if err != nil {
@@ -568,13 +572,13 @@ func (r *resolver) classicQueue() {
 
 func (r *resolver) freeFrom(hr *section, name string, perCPU, def int, file bool) string {
 	if r.auto {
-		return fmt.Sprintf("autoConfig: %d per CPU × %d (facts §2a)", perCPU, r.n)
+		return fmt.Sprintf("autoConfig: %d per CPU × %d (dotnet.md §2a)", perCPU, r.n)
 	}
 	if file {
 		a, _ := hr.get(name)
 		return a.at.String()
 	}
-	return fromDefault(fmt.Sprintf("%d without autoConfig (HttpRuntimeSection, facts §2a)", def))
+	return fromDefault(fmt.Sprintf("%d without autoConfig (HttpRuntimeSection, dotnet.md §2a)", def))
 }
 
 // capQueue keeps a queue limit within tsim's range (0–10⁷).
@@ -594,20 +598,20 @@ func fmtInfiniteInt(v int) string {
 
 // integratedQueue resolves the IIS 7+ integrated pipeline's limit:
 // MaxConcurrentRequestsPerCPU from Aspnet.config's applicationPool, or the
-// registry, or its default (facts §2c).
+// registry, or its default (dotnet.md §2c).
 func (r *resolver) integratedQueue() {
 	c, ap, pm := r.c, r.c.appPool, r.c.processMdl
 	net4 := atLeast(r.v, "4.0")
-	mc, mcFrom, mcFile := 12, fromDefault("12 per CPU on .NET 2.0–3.5 SP1 (facts §2c)"), false
+	mc, mcFrom, mcFile := 12, fromDefault("12 per CPU on .NET 2.0–3.5 SP1 (dotnet.md §2c)"), false
 	if net4 {
-		mc, mcFrom = 5000, fromDefault("5000 per CPU on .NET 4.0+ (facts §2c)")
+		mc, mcFrom = 5000, fromDefault("5000 per CPU on .NET 4.0+ (dotnet.md §2c)")
 	}
 	if r.opt.MaxConcurrentRequestsPerCPU >= 0 {
 		mc, mcFrom, mcFile = r.opt.MaxConcurrentRequestsPerCPU, "--max-concurrent-requests-per-cpu (the registry value)", true
 	}
 	if v, at, ok := r.intAttr(ap, "applicationPool", "maxConcurrentRequestsPerCPU", 0, maxInt32, false); ok {
 		if r.opt.MaxConcurrentRequestsPerCPU >= 0 {
-			c.warn(at, "the MaxConcurrentRequestsPerCPU registry value has no effect: Aspnet.config's applicationPool maxConcurrentRequestsPerCPU is taken instead (an assumption: the facts do not say which wins)")
+			c.warn(at, "the MaxConcurrentRequestsPerCPU registry value has no effect: Aspnet.config's applicationPool maxConcurrentRequestsPerCPU is taken instead (an assumption: no source says which wins)")
 		}
 		mc, mcFrom, mcFile = v, at.String(), true
 	}
@@ -630,7 +634,7 @@ func (r *resolver) integratedQueue() {
 		c.warn(at, "applicationPool maxConcurrentThreadsPerCPU=%d is not modelled by tsim (it limits by managed threads instead of requests)", v)
 	}
 
-	q, qFrom, qFile := 5000, fromDefault("5000 (facts §2a, §2c)"), false
+	q, qFrom, qFile := 5000, fromDefault("5000 (dotnet.md §2a, §2c)"), false
 	if net4 {
 		if v, at, ok := r.intAttr(ap, "applicationPool", "requestQueueLimit", 1, maxInt32, false); ok {
 			q, qFrom, qFile = v, at.String(), true

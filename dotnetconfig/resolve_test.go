@@ -80,7 +80,7 @@ const client = `<system.serviceModel><client>
 </client></system.serviceModel>`
 
 // The story: the maxconnection entry in configSections is ignored, and
-// ASP.NET 3.5 without autoConfig keeps System.Net's 2.
+// without autoConfig the '*' entry machine.config holds (2) applies.
 func TestCrackThrottling(t *testing.T) {
 	files, err := ReadArgs([]string{"testdata/crack"})
 	if err != nil {
@@ -101,8 +101,8 @@ func TestCrackThrottling(t *testing.T) {
 		t.Fatalf("%d calls, want 1", len(r.Calls))
 	}
 	c := r.Calls[0]
-	if c.Limit != 2 || !strings.Contains(c.Resolution, "without autoConfig") {
-		t.Errorf("web→service limit %d (%s), want 2 without autoConfig", c.Limit, c.Resolution)
+	if c.Limit != 2 || !strings.Contains(c.Resolution, "'*' maxconnection entry") {
+		t.Errorf("web→service limit %d (%s), want 2 from the '*' entry", c.Limit, c.Resolution)
 	}
 	if c.Timeout != 20*time.Second || c.Binding != "basicHttp-binary" {
 		t.Errorf("call: timeout %v binding %s, want 20s basicHttp-binary", c.Timeout, c.Binding)
@@ -114,7 +114,7 @@ func TestCrackThrottling(t *testing.T) {
 		"processModel autoConfig":       "false",
 		"processModel maxWorkerThreads": "800",
 		"httpRuntime minFreeThreads":    "704",
-		`connectionManagement "*"`:      "none",
+		`connectionManagement "*"`:      "2",
 	} {
 		if got := row(t, r, s).Value; got != want {
 			t.Errorf("%s = %s, want %s", s, got, want)
@@ -128,7 +128,7 @@ func TestCrackFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed := strings.Replace(string(data), "<system.web>", "<system.net><connectionManagement><add address=\"*\" maxconnection=\"96\"/></connectionManagement></system.net>\n    <system.web>", 1)
+	fixed := strings.Replace(string(data), `<add address="*" maxconnection="2" />`, `<add address="*" maxconnection="96" />`, 1)
 	web, err := os.ReadFile("testdata/crack/web.config")
 	if err != nil {
 		t.Fatal(err)
@@ -173,9 +173,10 @@ func TestConnectionLimits(t *testing.T) {
 		{"aspnet 4.5 autoConfig", "4.5", "", []File{file("machine.config", auto(true)), file("web.config", client)}, 0, "4.5+", "", 0},
 		{"aspnet 4.8 no machine.config", "4.8", "", []File{file("web.config", client)}, 0, "4.5+", "", 0},
 		{"aspnet 3.5 no machine.config", "3.5", "", []File{file("web.config", client)}, 96, "autoConfig", "", 0},
-		{"aspnet 3.5 no autoConfig", "3.5", "", []File{file("machine.config", auto(false)), file("web.config", client)}, 2, "without autoConfig", "", 0},
+		{"aspnet 3.5 no autoConfig", "3.5", "", []File{file("machine.config", auto(false)), file("web.config", client)}, 10, "without autoConfig", "", 0},
+		{"aspnet 2.0 no autoConfig", "2.0", "", []File{file("machine.config", auto(false)), file("web.config", client)}, 10, "without autoConfig", "", 0},
 		{"aspnet 4.0 no autoConfig", "4.0", "aspnet-classic", []File{file("machine.config", auto(false)), file("web.config", client)}, 10, "without autoConfig", "", 0},
-		{"aspnet 3.5 machine.config without processModel", "3.5", "", []File{file("machine.config", ""), file("web.config", client)}, 2, "without autoConfig", "", 0},
+		{"aspnet 3.5 machine.config without processModel", "3.5", "", []File{file("machine.config", ""), file("web.config", client)}, 10, "without autoConfig", "", 0},
 		{"host entry beats autoConfig", "3.5", "", []File{file("machine.config", auto(true)), file("web.config",
 			`<system.net><connectionManagement><add address="http://be" maxconnection="3"/></connectionManagement></system.net>`+client)}, 3, "host-specific", "", 3},
 		{"host entry with port", "3.5", "", []File{file("app.exe.config",
@@ -192,9 +193,9 @@ func TestConnectionLimits(t *testing.T) {
 		{"star without maxconnection", "3.5", "", []File{file("app.exe.config",
 			`<system.net><connectionManagement><add address="*"/></connectionManagement></system.net>`+client)}, 1, "'*'", "", 0},
 		{"directly under system.net", "3.5", "", []File{file("machine.config", auto(false)), file("web.config",
-			`<system.net><add address="*" maxconnection="96"/></system.net>`+client)}, 2, "without autoConfig", "ignored: not inside system.net/connectionManagement (it is in <system.net>)", 0},
+			`<system.net><add address="*" maxconnection="96"/></system.net>`+client)}, 10, "without autoConfig", "ignored: not inside system.net/connectionManagement (it is in <system.net>)", 0},
 		{"in system.web", "3.5", "", []File{file("machine.config", auto(false)), file("web.config",
-			`<system.web><connectionManagement><add address="*" maxconnection="96"/></connectionManagement></system.web>`+client)}, 2, "without autoConfig", "ignored: not inside system.net/connectionManagement", 0},
+			`<system.web><connectionManagement><add address="*" maxconnection="96"/></connectionManagement></system.web>`+client)}, 10, "without autoConfig", "ignored: not inside system.net/connectionManagement", 0},
 		{"case slip", "3.5", "", []File{file("app.exe.config",
 			`<system.net><connectionmanagement><add address="*" maxconnection="96"/></connectionmanagement></system.net>`+client)}, 2, "self-hosted", "names are case-sensitive", 0},
 		{"loopback", "3.5", "", []File{file("app.exe.config", star(2)+
@@ -276,7 +277,13 @@ func TestASPNet(t *testing.T) {
 			"processModel clientConnectedCheck":      "30s",
 		}, "aspnet-classic-net35", ""},
 		{"classic defaults without autoConfig", "3.5", "", 8, -1, []File{pm(`autoConfig="false"`), web}, want{
+			"processModel maxWorkerThreads": "160",
+			"processModel maxIoThreads":     "160",
+			"httpRuntime minFreeThreads":    "8",
+		}, "aspnet-classic-net35", ""},
+		{"classic 4.0 defaults without autoConfig", "4.0", "aspnet-classic", 8, -1, []File{pm(`autoConfig="false"`), web}, want{
 			"processModel maxWorkerThreads": "800",
+			"processModel maxIoThreads":     "800",
 			"httpRuntime minFreeThreads":    "8",
 		}, "aspnet-classic-net35", ""},
 		{"root web.config then app's", "3.5", "", 1, -1, []File{pm(`autoConfig="false"`),

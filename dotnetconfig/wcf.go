@@ -16,7 +16,7 @@ func (r *resolver) hostsWCF() bool {
 }
 
 // wcfService resolves the service the tier hosts: its behaviour's
-// serviceThrottling, or the defaults of the WCF version (facts §4).
+// serviceThrottling, or the defaults of the WCF version (dotnet.md §4).
 func (r *resolver) wcfService() {
 	c := r.c
 	wcf4 := atLeast(r.v, "4.0")
@@ -98,10 +98,10 @@ func (r *resolver) wcfService() {
 	if th == nil && behFrom != "" {
 		behFrom += ", without <serviceThrottling>"
 	}
-	calls, sessions := 16, 10 // facts §4: WCF 3.0/3.5
-	why := "WCF 3.x default (facts §4)"
+	calls, sessions := 16, 10 // dotnet.md §4: WCF 3.0/3.5
+	why := "WCF 3.x default (dotnet.md §4)"
 	if wcf4 {
-		calls, sessions, why = 16*r.n, 100*r.n, fmt.Sprintf("WCF 4 default, per CPU × %d (facts §4)", r.n)
+		calls, sessions, why = 16*r.n, 100*r.n, fmt.Sprintf("WCF 4 default, per CPU × %d (dotnet.md §4)", r.n)
 	}
 	get := func(name string, def int, defWhy string) (int, string, bool) {
 		if th != nil {
@@ -125,7 +125,7 @@ func (r *resolver) wcfService() {
 	}
 	mc, mcFrom, mcFile := get("maxConcurrentCalls", calls, why)
 	ms, msFrom, msFile := get("maxConcurrentSessions", sessions, why)
-	mi, miFrom, miFile := get("maxConcurrentInstances", min(mc+ms, maxInt32), "calls + sessions (facts §4)")
+	mi, miFrom, miFile := get("maxConcurrentInstances", min(mc+ms, maxInt32), "calls + sessions (dotnet.md §4)")
 	r.row("serviceThrottling maxConcurrentCalls", fmt.Sprint(mc), "wcf.max_calls", mcFrom)
 	r.set("wcf.max_calls", mc, mcFrom, mcFile)
 	r.row("serviceThrottling maxConcurrentSessions", fmt.Sprint(ms), "wcf.max_sessions", msFrom)
@@ -330,7 +330,7 @@ func mapBinding(typ string, cfg *Element) boundBinding {
 func (r *resolver) calls() {
 	c := r.c
 	// The '*' entry: ServicePointManager takes it as the default limit, or
-	// ignores it below 1 (ServicePointManager.ConfigTable, facts §1).
+	// ignores it below 1 (ServicePointManager.ConfigTable, dotnet.md §1).
 	star := fromDefault("no <add address=\"*\"> inside system.net/connectionManagement took effect")
 	for _, e := range c.conn {
 		if e.address != "*" {
@@ -352,7 +352,7 @@ func (r *resolver) calls() {
 		if r.aspnet() && r.auto {
 			for _, e := range c.conn {
 				if e.address == "*" {
-					c.warn(e.at, `<add address="*"> has no effect: ASP.NET's autoConfig sets the default connection limit after reading it (12 per CPU on .NET 2.0–4.0, unlimited from 4.5; facts §1); a host-specific entry would take effect`)
+					c.warn(e.at, `<add address="*"> has no effect: ASP.NET's autoConfig sets the default connection limit after reading it (12 per CPU on .NET 2.0–4.0, unlimited from 4.5; dotnet.md §1); a host-specific entry would take effect`)
 				}
 			}
 		}
@@ -496,7 +496,7 @@ func (r *resolver) call(ep *endpoint, hostEntries map[string]connEntry, names, m
 		Binding:     b.tsim,
 		Sessionful:  b.sessionful,
 		Timeout:     time.Minute,
-		TimeoutFrom: fromDefault("WCF SendTimeout 1 min (facts §5)"),
+		TimeoutFrom: fromDefault("WCF SendTimeout 1 min (dotnet.md §5)"),
 	}
 	call.SessionfulSet = b.sessionful != sessionfulBindings[b.tsim]
 	if cfg != nil {

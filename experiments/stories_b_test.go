@@ -141,7 +141,7 @@ func TestStoryWCF4Defaults(t *testing.T) {
 		}
 	}
 	// .NET 3.5: 10 sessions; the netTcp listener holds 10 pending
-	// connections and 10 in its backlog (facts §5), which wait their whole
+	// connections and 10 in its backlog (dotnet.md §5), which wait their whole
 	// SendTimeout; the other clients are refused at once.
 	n, at60 := storyBTimeouts(old, 60, 0.001)
 	if n < 20 || at60 != n {

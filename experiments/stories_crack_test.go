@@ -160,7 +160,7 @@ func TestStoryWCF4DefaultsAnyServer(t *testing.T) {
 
 // how-many-front-ends.toml: its answer (4 front ends) rests on tsim's
 // resolution of the ignored entry to 2 connections; at ASP.NET's own
-// default of 10 (facts §1) the 2 front ends meet the goal as fixed ones do.
+// default of 10 (dotnet.md §1) the 2 front ends meet the goal as fixed ones do.
 func TestHowManyFrontEndsAtTen(t *testing.T) {
 	const file = "how-many-front-ends.toml"
 	ten, fix := runVariant(t, file, "as-deployed-aspnet-10"), runVariant(t, file, "maxconnection-fixed")

@@ -53,7 +53,7 @@ func TestStoryNetTcp29k(t *testing.T) {
 	notYet(t, "what the debug client, the debug service and workstation GC each cost", "the chart's values (not in the text) and a GC model")
 }
 
-// Seed 004 and facts §4/§5: a burst of netTcp clients against the session
+// Seed 004 and dotnet.md §4/§5: a burst of netTcp clients against the session
 // throttle and the listener behind it.
 func TestStoryNetTcpListenerLimits(t *testing.T) {
 	runs := runStory(t, "nettcp-listener-limits.toml", 0)
@@ -88,7 +88,7 @@ func TestStoryNetTcpListenerLimits(t *testing.T) {
 	if l := storyTopology(t, "nettcp-listener-limits.toml", "port-sharing-max-listen-backlog").Tiers[0].WCF.Listener; !strings.Contains(l.Resolution, "ignored") {
 		t.Errorf("port sharing: listener %+v; want the binding's values ignored", l)
 	}
-	// Targeting .NET 4.5: 12 × 4 pending and backlog (facts §5).
+	// Targeting .NET 4.5: 12 × 4 pending and backlog (dotnet.md §5).
 	if w := waitingMax(storyCRun(t, runs, "net45-targeting")); w != 96 {
 		t.Errorf(".NET 4.5 targeting: %.0f waiting, want 48 + 48", w)
 	}

@@ -115,38 +115,50 @@ func (p *loader) checkScenarios(x *Experiment) {
 		e     pendingErr
 		count int
 	}
-	var order []string
-	byText := map[string]*found{}
+	// Errors and warnings are gathered alike, each in its own list.
+	type gathered struct {
+		order  []string
+		byText map[string]*found
+		inBase map[string]bool
+	}
+	errs := gathered{byText: map[string]*found{}, inBase: map[string]bool{}}
+	warns := gathered{byText: map[string]*found{}, inBase: map[string]bool{}}
 	checks := 0
 	idx := make([]int, len(x.axes))
-	run := func(v int) {
-		checks++
-		q := &loader{files: p.files, sources: p.sources}
-		q.scenario(x, v, idx)
+	gather := func(g *gathered, list []pendingErr, v int) {
 		seen := map[string]bool{}
-		for _, e := range q.errs {
+		for _, e := range list {
 			k := e.key + "\x00" + e.msg
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			f := byText[k]
+			f := g.byText[k]
 			if f == nil {
 				e.ctx = scenarioContext(x, v, idx)
 				f = &found{e: e}
-				byText[k] = f
-				order = append(order, k)
+				g.byText[k] = f
+				g.order = append(g.order, k)
 			}
 			f.count++
 		}
+	}
+	run := func(v int) {
+		checks++
+		q := &loader{files: p.files, sources: p.sources}
+		q.scenario(x, v, idx)
+		gather(&errs, q.errs, v)
+		gather(&warns, q.warns, v)
 	}
 	// Errors of the base system alone are reported without context when
 	// every scenario shows them too.
 	q := &loader{files: p.files, sources: p.sources}
 	q.resolve(x.base)
-	inBase := map[string]bool{}
 	for _, e := range q.errs {
-		inBase[e.key+"\x00"+e.msg] = true
+		errs.inBase[e.key+"\x00"+e.msg] = true
+	}
+	for _, e := range q.warns {
+		warns.inBase[e.key+"\x00"+e.msg] = true
 	}
 	// Checks cost a resolution of the whole system each: 10,000 variants
 	// of 1,000 tiers would take minutes. Beyond a budget of tier and step
@@ -172,12 +184,19 @@ func (p *loader) checkScenarios(x *Experiment) {
 			idx[a] = 0
 		}
 	}
-	for _, k := range order {
-		f := byText[k]
-		if f.count == checks && inBase[k] {
+	for _, k := range errs.order {
+		f := errs.byText[k]
+		if f.count == checks && errs.inBase[k] {
 			f.e.ctx = ""
 		}
 		p.errs = append(p.errs, f.e)
+	}
+	for _, k := range warns.order {
+		f := warns.byText[k]
+		if f.count == checks && warns.inBase[k] {
+			f.e.ctx = ""
+		}
+		p.warns = append(p.warns, f.e)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 // resolveListener decides a WCF tier's netTcp listener (model.Listener):
 // the binding's maxConnections and listenBacklog, 10 each before .NET 4.5
-// and 12 × N when the service targets 4.5 or later (facts §5:
+// and 12 × N when the service targets 4.5 or later (dotnet.md §5:
 // TransportDefaults, "tied to 4.5 targeting, not 4.0"); with port sharing
 // the binding's values are ignored and the Net.TCP Port Sharing Service's
 // (SMSvcHost.exe.config) apply: maxPendingConnections 100, listenBacklog 10
@@ -20,6 +20,9 @@ func resolveListener(c *chain, n int) model.Listener {
 	v := c.str(scopeTier, "dotnet")
 	net45 := v != "" && dotnetAtLeast(v, "4.5")
 	if c.bool(scopeTier, "nettcp.port_sharing") {
+		for _, k := range []string{"nettcp.max_connections", "nettcp.listen_backlog"} {
+			c.warnUnused(k, "with port sharing the Net.TCP Port Sharing Service accepts the connections and the binding's %s is ignored; set nettcp.sharing_max_pending or nettcp.sharing_listen_backlog (docs/dotnet.md §5)", k[len("nettcp."):])
+		}
 		l := model.Listener{MaxPending: 100, Backlog: 10}
 		why := "SMSvcHost.exe.config defaults: maxPendingConnections 100, listenBacklog 10"
 		if net45 {

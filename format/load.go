@@ -32,6 +32,12 @@ type Experiment struct {
 	// farm, not only the farm's totals.
 	PerReplica bool
 
+	// Warnings are the settings the file makes that take no effect: .NET
+	// (and so tsim) overrides or ignores them (docs/dotnet.md, "Settings
+	// that take no effect"). In file order, each at most once; a warning
+	// seen only in some scenarios names the first in Context.
+	Warnings []Warning
+
 	base     *docSpec
 	variants []variantSpec
 	axes     []axisSpec
@@ -94,6 +100,20 @@ func (e *LoadError) Error() string {
 	return b.String()
 }
 
+// A Warning is a setting that takes no effect, where it was written.
+type Warning struct {
+	File    string
+	Line    int    // 1-based; 0 when unknown
+	Context string // the variant or sweep point it shows up in; empty when every scenario shows it
+	Key     string // the key path, e.g. "tier.web.calls.maxconnection"
+	Msg     string // what overrides or ignores it, and why
+}
+
+func (w Warning) String() string {
+	e := LoadError(w)
+	return e.Error()
+}
+
 // LoadErrors is every problem LoadExperiment found (at most maxErrors, then a last
 // entry saying how many more there were), in file order. LoadExperiment returns it as
 // its error.
@@ -129,8 +149,13 @@ func LoadExperiment(name string, data []byte, readFile func(string) ([]byte, err
 type loader struct {
 	files   *files
 	errs    []pendingErr
+	warns   []pendingErr
 	sources []*source
 	report  map[string]setting // [report]: report.per_replica
+
+	// connUse tracks, while a system is resolved, whether each explicit
+	// connection-limit setting decided some call's limit (connUse.go).
+	connUse []*keyUse
 }
 
 // pendingErr is an error whose line is looked up only when loading fails.
@@ -146,7 +171,34 @@ func (p *loader) errorf(at pos, key, format string, args ...any) {
 	p.errs = append(p.errs, pendingErr{at: at, key: key, msg: fmt.Sprintf(format, args...)})
 }
 
-func (p *loader) finish() LoadErrors {
+// warnf records a setting that takes no effect.
+func (p *loader) warnf(at pos, key, format string, args ...any) {
+	p.warns = append(p.warns, pendingErr{at: at, key: key, msg: fmt.Sprintf(format, args...)})
+}
+
+// maxWarnings bounds the warnings an experiment reports.
+const maxWarnings = 100
+
+// warnings turns the recorded warnings into Warnings, ordered and
+// numbered as finish orders errors.
+func (p *loader) warnings() []Warning {
+	if len(p.warns) == 0 {
+		return nil
+	}
+	saved := p.errs
+	p.errs = p.warns
+	errs := p.finishN(maxWarnings, "warnings")
+	p.errs = saved
+	out := make([]Warning, len(errs))
+	for i, e := range errs {
+		out[i] = Warning(*e)
+	}
+	return out
+}
+
+func (p *loader) finish() LoadErrors { return p.finishN(maxErrors, "errors") }
+
+func (p *loader) finishN(limit int, noun string) LoadErrors {
 	out := make(LoadErrors, 0, len(p.errs))
 	type ordered struct {
 		e       *LoadError
@@ -193,8 +245,8 @@ func (p *loader) finish() LoadErrors {
 		return a.ix < b.ix
 	})
 	for i, o := range all {
-		if i == maxErrors {
-			out = append(out, &LoadError{File: o.e.File, Msg: fmt.Sprintf("and %d more errors", len(all)-maxErrors)})
+		if i == limit {
+			out = append(out, &LoadError{File: o.e.File, Msg: fmt.Sprintf("and %d more %s", len(all)-limit, noun)})
 			break
 		}
 		out = append(out, o.e)
@@ -401,6 +453,7 @@ func (p *loader) load(name string, data []byte) *Experiment {
 		return nil
 	}
 	p.checkScenarios(x)
+	x.Warnings = p.warnings()
 	return x
 }
 

@@ -40,7 +40,7 @@ var tierDefaults = map[string]any{
 	"worker.min":                       0,
 	"worker.max":                       unlimitedThreads,
 	"worker.injection":                 "none",
-	"worker.gate_delay":                "500ms", // facts §3: gate thread period
+	"worker.gate_delay":                "500ms", // dotnet.md §3: gate thread period
 	"worker.idle_timeout":              "20s",   // see idleTimeout in presets.go
 	"io.min":                           0,
 	"io.max":                           unlimitedThreads,
@@ -48,15 +48,15 @@ var tierDefaults = map[string]any{
 	"io.gate_delay":                    "500ms",
 	"io.idle_timeout":                  "20s",
 	"admission.kind":                   "none",
-	"admission.min_free_threads":       8,    // facts §2a: minFreeThreads without autoConfig
-	"admission.queue_limit":            5000, // facts §2a: appRequestQueueLimit
+	"admission.min_free_threads":       8,    // dotnet.md §2a: minFreeThreads without autoConfig
+	"admission.queue_limit":            5000, // dotnet.md §2a: appRequestQueueLimit
 	"admission.count_executing":        false,
 	"admission.module":                 "sync",
 	"admission.execution_timeout":      "0s",
-	"admission.execution_check":        "15s",        // facts §2a
-	"admission.client_connected_check": "5s",         // facts §2a: clientConnectedCheck
-	"wcf.instancing":                   "PerSession", // facts §4: InstanceContextMode default
-	"wcf.concurrency":                  "Single",     // facts §4: ConcurrencyMode default
+	"admission.execution_check":        "15s",        // dotnet.md §2a
+	"admission.client_connected_check": "5s",         // dotnet.md §2a: clientConnectedCheck
+	"wcf.instancing":                   "PerSession", // dotnet.md §4: InstanceContextMode default
+	"wcf.concurrency":                  "Single",     // dotnet.md §4: ConcurrencyMode default
 	// No source gives WCF's own cost of creating an instance or of the
 	// singleton's lock (seed 000 says only "pretty high" and "global
 	// locking"); a measured operation cost already includes them.
@@ -80,9 +80,9 @@ var callDefaults = map[string]any{
 	"loopback":                    false,
 	"connection_queue":            "auto",
 	"proxy":                       "shared",
-	"proxy_pool_size":             10, // no facts: ClientBase has no pool; 10 is a small pool
+	"proxy_pool_size":             10, // no source: ClientBase has no pool; 10 is a small pool
 	"proxy_create_cost":           "0s",
-	"factory_create_cost":         "0s", // no facts: Dong's post says only "very expensive"
+	"factory_create_cost":         "0s", // no source: Dong's post says only "very expensive"
 	"proxy_construction":          "config",
 	"factory_cache":               "auto",
 	"cache_setting":               "default",
@@ -96,8 +96,8 @@ var callDefaults = map[string]any{
 	"retry.backoff":               "0s",
 	"retry.jitter":                0.0,
 	"farm_address":                "virtual",
-	"binding_negotiation_timeout": "1m", // facts §5: OpenTimeout, the channel open that negotiates
-	"binding_close_timeout":       "1m", // facts §5: CloseTimeout
+	"binding_negotiation_timeout": "1m", // dotnet.md §5: OpenTimeout, the channel open that negotiates
+	"binding_close_timeout":       "1m", // dotnet.md §5: CloseTimeout
 }
 
 // layer is one source of values in a lookup chain.
@@ -266,6 +266,8 @@ func (p *loader) resolve(doc *docSpec) model.Topology {
 	if h := machines.agents; h >= 0 && ag != nil {
 		ag.cores, ag.machine, ag.disc = topo.Tiers[h].Cores, h+1, topo.Tiers[h].CPU
 	}
+	p.warnSessions(doc, &topo)
+	p.warnConnKeys()
 	p.checkAffinity(farms)
 	p.expandFarms(&topo, farms, ag, top)
 	return topo
@@ -276,7 +278,9 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	base := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: tierDefaults}}, at: t.at, label: label}
 	n := base.int(scopeTier, "cores")
 	pr := findTierPreset(base.str(scopeTier, "preset"))
-	c := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: pr.keys(n)}, {raw: tierDefaults}}, at: t.at, label: label}
+	keys := pr.keys(n)
+	c := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: keys}, {raw: tierDefaults}}, at: t.at, label: label}
+	processModel(c, keys, n)
 
 	tier := model.Tier{
 		Name:             t.name,
@@ -293,6 +297,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	tier.IO = resolvePool(c, "io")
 	tier.WCF = resolveWCF(c, n)
 	tier.Admission = resolveAdmission(c, tier)
+	warnTier(c, &tier)
 
 	steps, callAt := p.resolveSteps(t, c, tier, index, names, farms)
 	tier.Steps = steps
@@ -381,7 +386,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 	if s, ok := c.explicit("wcf.max_sessions"); ok {
 		w.MaxSessions = s.v.(int)
 	}
-	// facts §4: MaxConcurrentInstances = calls + sessions unless set.
+	// dotnet.md §4: MaxConcurrentInstances = calls + sessions unless set.
 	w.MaxInstances = min(w.MaxCalls+w.MaxSessions, maxInt32)
 	if s, ok := c.explicit("wcf.max_instances"); ok {
 		w.MaxInstances = s.v.(int)
@@ -411,7 +416,7 @@ func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 			c.errAt("admission.module", "the asynchronous WCF HTTP module came with .NET 3.5 SP1; this tier's dotnet is %q (allowed: \"sync\")", v)
 		}
 	}
-	// facts §2a: executionTimeout is an ASP.NET setting; whether it fires
+	// dotnet.md §2a: executionTimeout is an ASP.NET setting; whether it fires
 	// for WCF is unconfirmed and assumed not, so a WCF tier gets it only
 	// when the experiment sets it explicitly.
 	if a.Kind == model.AdmitClassic {
@@ -431,6 +436,15 @@ func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 		a.QueueLimit = 0
 	case model.AdmitClassic:
 		a.MinFreeThreads = c.int(scopeTier, "admission.min_free_threads")
+		if aspnet && c.bool(scopeTier, "auto_config") {
+			// dotnet.md §2a: autoConfig builds the RequestQueue with 88
+			// free threads per CPU, whatever httpRuntime says.
+			auto := 88 * tier.Cores
+			if s, ok := c.explicit("admission.min_free_threads"); ok && s.v.(int) != auto {
+				c.p.warnf(s.at, c.label+"admission.min_free_threads", "has no effect: ASP.NET's autoConfig sets minFreeThreads to 88 per CPU (%d here, docs/dotnet.md §2a); set auto_config = false to use it", auto)
+			}
+			a.MinFreeThreads = auto
+		}
 		if a.MinFreeThreads >= tier.Worker.Max {
 			rel := "admission.min_free_threads"
 			if _, ok := c.explicit(rel); !ok {
@@ -716,17 +730,28 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 			p.errorf(who.tierAt, who.tierLabel+"dotnet", "must be set: with ASP.NET autoConfig the connection limit depends on the .NET version (allowed: %s)", quoteList(dotnetVersions))
 		}
 	}
-	call.Conn.Limit, call.Conn.Resolution = ResolveConnLimit(in)
+	if client == "dotnet" {
+		var rule connRule
+		call.Conn.Limit, call.Conn.Resolution, rule = resolveDotNet(in)
+		p.connKeys(c, in, rule, func(rel string, layer int) string {
+			if layer > 0 && !who.load {
+				return who.tierLabel + "calls." + rel
+			}
+			return c.label + rel
+		})
+	} else {
+		call.Conn.Limit, call.Conn.Resolution = ResolveConnLimit(in)
+	}
 	switch client {
 	case "envoy":
-		call.Conn.MaxPending = envoyDefaultMax // facts §8: max_pending_requests 1024
+		call.Conn.MaxPending = envoyDefaultMax // dotnet.md §8: max_pending_requests 1024
 		if v, _, _, ok := c.get(mustDef(scopeStep, "max_pending"), "max_pending"); ok {
 			call.Conn.MaxPending = v.(int)
 			// 0: no call may wait for a connection (a loss system).
 			call.Conn.NoPending = call.Conn.MaxPending == 0
 		}
 	case "hikari":
-		call.Conn.WaitTimeout = hikariDefaultWait // facts §8: connectionTimeout 30 s
+		call.Conn.WaitTimeout = hikariDefaultWait // dotnet.md §8: connectionTimeout 30 s
 	}
 	if v, _, explicit, ok := c.get(mustDef(scopeStep, "wait_timeout"), "wait_timeout"); ok && explicit {
 		call.Conn.WaitTimeout = v.(time.Duration)
@@ -735,7 +760,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 	case "per-connection":
 		call.Conn.PerConnection = true
 	case "auto":
-		// facts §1: System.Net binds a waiting request to the least busy
+		// dotnet.md §1: System.Net binds a waiting request to the least busy
 		// connection and queues it there.
 		call.Conn.PerConnection = client == "dotnet"
 	}

@@ -35,7 +35,7 @@ func TestTierPresets(t *testing.T) {
 	asp := model.Admission{ExecutionTimeout: 110 * time.Second, ExecutionCheck: 15 * time.Second}
 	classic, conc35, conc4 := asp, asp, asp
 	classic.Kind, classic.MinFreeThreads, classic.QueueLimit, classic.SyncModule = model.AdmitClassic, 88*4, 5000, true
-	classic.ClientConnectedCheck = 5 * time.Second // facts §2a
+	classic.ClientConnectedCheck = 5 * time.Second // dotnet.md §2a
 	conc35.Kind, conc35.MaxExecuting, conc35.QueueLimit, conc35.SyncModule = model.AdmitConcurrent, 12*4, 5000, true
 	conc4.Kind, conc4.MaxExecuting, conc4.QueueLimit, conc4.CountExecuting = model.AdmitConcurrent, 5000*4, 5000, true
 
@@ -179,7 +179,11 @@ func TestResolveConnLimit(t *testing.T) {
 		{"ASP.NET 4.0 no autoConfig", with(asp35, func(c *ConnInput) { c.AutoConfig = false; c.DotNet = "4.0" }),
 			10, "10: System.Net default inside ASP.NET (.NET 4.0) without autoConfig; no maxconnection entry"},
 		{"ASP.NET 3.5 no autoConfig", with(asp35, func(c *ConnInput) { c.AutoConfig = false }),
-			2, "2: System.Net default inside ASP.NET on .NET 3.5 without autoConfig; no maxconnection entry took effect"},
+			10, "10: System.Net default inside ASP.NET (.NET 3.5) without autoConfig; no maxconnection entry"},
+		{"autoConfig 3.5 defeats the loopback exemption", with(asp35, func(c *ConnInput) { c.Loopback = true }),
+			96, "96: ASP.NET autoConfig on .NET 3.5 sets 12 × 8 CPUs"},
+		{"autoConfig 4.5 on loopback", with(asp35, func(c *ConnInput) { c.DotNet = "4.8"; c.Loopback = true; c.MaxConnection = 4 }),
+			0, "unlimited: ASP.NET autoConfig on .NET 4.8 (4.5+) lifts the limit; the '*' maxconnection entry is overridden"},
 		{"self-hosted, star", with(self, func(c *ConnInput) { c.MaxConnection = 64 }),
 			64, "64: the '*' maxconnection entry (no host-specific entry for be)"},
 		{"self-hosted default", self,

@@ -57,83 +57,217 @@ type profile struct {
 	lockHold []time.Duration
 }
 
+// analyser holds what Analyse works out once per topology, so that the
+// analysis takes time polynomial in the topology's size however deep its
+// farms: a farm of N machines calling a farm of N machines … k deep has
+// N^k paths from the load down, and an analysis that walked them (as this
+// one once did) took minutes at 4 farms of 1,024 machines. Instead:
+//
+//   - each tier's no-queueing profile is computed once (memoised);
+//   - visits per top-level request flow down the call graph once, in
+//     topological order, a farm being one node with a multiplicity: the
+//     calls into it add up, and each machine receives the sum times its
+//     share (farmShares);
+//   - the first call into each tier (whose binding decides its decoding
+//     and encoding costs) is found in one pass over the calls;
+//   - the connection pools a caller keeps to each machine of a farm it
+//     addresses machine by machine are summed per caller as the farm's one
+//     merged bound would sum them (mergeFarmBounds), not listed one by one.
+type analyser struct {
+	top    *Topology
+	prof   []profile
+	done   []bool
+	into   []*Call     // the first call into each tier: the load's, then the tiers' steps in order
+	visits []float64   // per top-level request
+	shares [][]float64 // per farm, each machine's share (farmShares)
+	// work counts the tiers whose steps were scanned, and the farm
+	// machines whose shares were applied: the unit of Analyse's cost,
+	// for the test that keeps it polynomial.
+	work int
+}
+
+func newAnalyser(top *Topology) *analyser {
+	n := len(top.Tiers)
+	an := &analyser{top: top, prof: make([]profile, n), done: make([]bool, n), into: make([]*Call, n)}
+	an.firstCalls()
+	an.shares = farmShares(top)
+	for i := range top.Tiers {
+		an.profile(i)
+	}
+	an.flowVisits()
+	return an
+}
+
+// profile returns tier i's no-queueing profile, computing it once.
+func (an *analyser) profile(i int) profile {
+	if an.done[i] {
+		return an.prof[i]
+	}
+	top := an.top
+	t := &top.Tiers[i]
+	an.work++
+	var p profile
+	p.lockHold = make([]time.Duration, 0)
+	lockStart := map[int]time.Duration{}
+	for si := range t.Steps {
+		st := &t.Steps[si]
+		switch st.Kind {
+		case StepCPU:
+			d := scaleDur(st.Demand.Mean(), t.CostMultiplier)
+			p.cpu += d
+			p.total += d
+		case StepWait:
+			p.total += st.Demand.Mean()
+		case StepCall:
+			c := an.callTime(st.Call, !t.Agent)
+			p.total += c
+			p.calls += c
+		case StepLock:
+			lockStart[st.Lock] = p.total
+		case StepUnlock:
+			p.lockHold = append(p.lockHold, p.total-lockStart[st.Lock])
+		}
+	}
+	an.prof[i], an.done[i] = p, true
+	return p
+}
+
+// firstCalls finds the first call into each tier: the load's, then each
+// tier's steps in order (a call into a farm reaches all its machines).
+func (an *analyser) firstCalls() {
+	top := an.top
+	farmDone := make([]bool, len(top.Farms))
+	note := func(c *Call) {
+		if c.Farm == nil {
+			if c.Target >= 0 && c.Target < len(an.into) && an.into[c.Target] == nil {
+				an.into[c.Target] = c
+			}
+			return
+		}
+		if farmDone[c.Farm.Index] {
+			return
+		}
+		farmDone[c.Farm.Index] = true
+		for _, m := range c.Farm.Replicas {
+			if an.into[m] == nil {
+				an.into[m] = c
+			}
+		}
+	}
+	note(&top.Load.Call)
+	for ti := range top.Tiers {
+		an.work++
+		for si := range top.Tiers[ti].Steps {
+			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall {
+				note(st.Call)
+			}
+		}
+	}
+}
+
+// flowVisits computes the visits per top-level request of every tier: the
+// call graph from the load down (Load validation forbids cycles) in
+// topological order, each farm a node of its own whose visits are those of
+// every call into it, dealt to its machines by their shares.
+func (an *analyser) flowVisits() {
+	top := an.top
+	n := len(top.Tiers)
+	an.visits = make([]float64, n)
+	farmVisits := make([]float64, len(top.Farms))
+	// Nodes: tiers 0..n-1, then farms n..n+F-1. Reverse post-order of a
+	// depth-first search from the load's target is a topological order.
+	const (
+		unseen = iota
+		open
+		closed
+	)
+	state := make([]uint8, n+len(top.Farms))
+	var order []int
+	var dfs func(u int)
+	target := func(c *Call) int {
+		if c.Farm != nil {
+			return n + c.Farm.Index
+		}
+		return c.Target
+	}
+	dfs = func(u int) {
+		if state[u] != unseen {
+			return // done, or a cycle (validation forbids them): not followed
+		}
+		state[u] = open
+		if u >= n {
+			for _, m := range top.Farms[u-n].Replicas {
+				dfs(m)
+			}
+		} else {
+			for si := range top.Tiers[u].Steps {
+				if st := &top.Tiers[u].Steps[si]; st.Kind == StepCall {
+					dfs(target(st.Call))
+				}
+			}
+		}
+		state[u] = closed
+		order = append(order, u)
+	}
+	lc := &top.Load.Call
+	if lc.Farm == nil && (lc.Target < 0 || lc.Target >= n) {
+		return
+	}
+	dfs(target(lc))
+	if lc.Farm != nil {
+		farmVisits[lc.Farm.Index] = 1
+	} else {
+		an.visits[lc.Target] = 1
+	}
+	for k := len(order) - 1; k >= 0; k-- {
+		u := order[k]
+		if u >= n {
+			f := &top.Farms[u-n]
+			for r, m := range f.Replicas {
+				an.work++
+				an.visits[m] += farmVisits[f.Index] * an.shares[f.Index][r]
+			}
+			continue
+		}
+		v := an.visits[u]
+		an.work++
+		for si := range top.Tiers[u].Steps {
+			if st := &top.Tiers[u].Steps[si]; st.Kind == StepCall {
+				if c := st.Call; c.Farm != nil {
+					farmVisits[c.Farm.Index] += v
+				} else {
+					an.visits[c.Target] += v
+				}
+			}
+		}
+	}
+}
+
 // Analyse computes the operational-law bounds of a topology. It lives in
 // model because it reads the model's own costs (bindings' encoding CPU,
 // the wire time of a call); package analysis builds explain's diagnosis
-// and plan's starting load on it.
+// and plan's starting load on it. Its time is polynomial in the
+// topology's size (see analyser).
 func Analyse(top *Topology) Analysis {
-	n := len(top.Tiers)
-	prof := make([]profile, n)
-	done := make([]bool, n)
-	var visit func(i int) profile
-	visit = func(i int) profile {
-		if done[i] {
-			return prof[i]
-		}
-		t := &top.Tiers[i]
-		var p profile
-		p.lockHold = make([]time.Duration, 0)
-		lockStart := map[int]time.Duration{}
-		for si := range t.Steps {
-			st := &t.Steps[si]
-			switch st.Kind {
-			case StepCPU:
-				d := scaleDur(st.Demand.Mean(), t.CostMultiplier)
-				p.cpu += d
-				p.total += d
-			case StepWait:
-				p.total += st.Demand.Mean()
-			case StepCall:
-				c := callTime(top, st.Call, !t.Agent, visit)
-				p.total += c
-				p.calls += c
-			case StepLock:
-				lockStart[st.Lock] = p.total
-			case StepUnlock:
-				p.lockHold = append(p.lockHold, p.total-lockStart[st.Lock])
-			}
-		}
-		prof[i], done[i] = p, true
-		return p
-	}
-	for i := range top.Tiers {
-		visit(i)
-	}
-	// Visits per top-level request, from the entry down the call graph
-	// (Load validation forbids cycles).
-	// A call into a farm visits each machine by its share (farmShares).
-	visits := make([]float64, n)
-	shares := farmShares(top)
-	var walk func(i int, v float64)
-	var into func(c *Call, v float64)
-	into = func(c *Call, v float64) {
-		if c.Farm == nil {
-			walk(c.Target, v)
-			return
-		}
-		for r, m := range c.Farm.Replicas {
-			walk(m, v*shares[c.Farm.Index][r])
-		}
-	}
-	walk = func(i int, v float64) {
-		visits[i] += v
-		for si := range top.Tiers[i].Steps {
-			if st := &top.Tiers[i].Steps[si]; st.Kind == StepCall {
-				into(st.Call, v)
-			}
-		}
-	}
-	into(&top.Load.Call, 1)
+	a, _ := analyse(top)
+	return a
+}
 
-	a := Analysis{D: callTime(top, &top.Load.Call, false, visit), Z: top.Load.Think.Mean()}
+// analyse is Analyse, and the work it did (analyser.work).
+func analyse(top *Topology) (Analysis, int) {
+	an := newAnalyser(top)
+	prof, visits, shares := an.prof, an.visits, an.shares
+	a := Analysis{D: an.callTime(&top.Load.Call, false), Z: top.Load.Think.Mean()}
 	if top.Load.Kind == LoadClosed {
 		a.Users = top.Load.Users.Max()
 	} else {
 		a.Rate = top.Load.Rate.Max()
 	}
-	add := func(b Bound) {
+	// rate fills in a bound's PerSec and Users; false for a bound that
+	// is never held (left out).
+	rate := func(b *Bound) bool {
 		if b.Hold <= 0 {
-			return
+			return false
 		}
 		if math.IsInf(b.Limit, 1) {
 			b.PerSec = math.Inf(1)
@@ -143,7 +277,12 @@ func Analyse(top *Topology) Analysis {
 		if top.Load.Kind == LoadClosed {
 			b.Users = (a.D + a.Z).Seconds() * b.PerSec
 		}
-		a.Bounds = append(a.Bounds, b)
+		return true
+	}
+	add := func(b Bound) {
+		if rate(&b) {
+			a.Bounds = append(a.Bounds, b)
+		}
 	}
 	limit := func(l int) float64 {
 		if l <= 0 {
@@ -154,7 +293,7 @@ func Analyse(top *Topology) Analysis {
 	// The load's own connections.
 	lc := &top.Load.Call
 	add(Bound{Throttle: "connections load→" + top.HostName(lc, 0), Kind: "connection", Tier: "load",
-		Limit: limit(lc.Conn.Limit), Hold: connHold(top, lc, false, visit), Note: lc.Conn.Resolution})
+		Limit: limit(lc.Conn.Limit), Hold: an.connHold(lc, false), Note: lc.Conn.Resolution})
 	var shared []sharedCPU
 	for i := range top.Tiers {
 		t := &top.Tiers[i]
@@ -163,8 +302,8 @@ func Analyse(top *Topology) Analysis {
 			continue
 		}
 		p := prof[i]
-		server := serverBindingCPU(top, i) + activateCPU(top, i)
-		sess := sessionServerCPU(top, i) // outside the instance lock (below)
+		server := an.serverBindingCPU(i) + an.activateCPU(i)
+		sess := an.sessionServerCPU(i) // outside the instance lock (below)
 		server += sess
 		stay := scale(p.total+server, v)
 		threadHold := stay
@@ -176,7 +315,7 @@ func Analyse(top *Topology) Analysis {
 		// ASP.NET's worker threads and admission.
 		aspHold := stay
 		if t.OneWay() {
-			aspHold = scale(decodeCPU(top, i), v)
+			aspHold = scale(an.decodeCPU(i), v)
 		}
 		pool := t.IO
 		pname := "I/O threads"
@@ -212,7 +351,7 @@ func Analyse(top *Topology) Analysis {
 		}
 		if w := t.WCF; w != nil {
 			add(Bound{Throttle: "MaxConcurrentCalls " + t.Name, Kind: "wcf-calls", Tier: t.Name, Limit: float64(w.MaxCalls), Hold: stay})
-			if c := callInto(top, i); c != nil && c.Binding.Sessionful {
+			if c := an.into[i]; c != nil && c.Binding.Sessionful {
 				// A sessionful binding holds a session per proxy: for the
 				// whole life of a user's own proxy (so MaxConcurrentSessions
 				// caps the users served at once), or per call.
@@ -235,7 +374,7 @@ func Analyse(top *Topology) Analysis {
 			}
 			if w.SingleLock() {
 				// Taken after decoding, held until the reply is sent (Walk).
-				inLock := server - sess - decodeCPU(top, i)
+				inLock := server - sess - an.decodeCPU(i)
 				hold := scale(p.total+inLock, v)
 				if w.Concurrency == ConcurrencyReentrant {
 					hold = scale(p.total-p.calls+inLock, v)
@@ -247,7 +386,7 @@ func Analyse(top *Topology) Analysis {
 		for k, h := range p.lockHold {
 			add(Bound{Throttle: fmt.Sprintf("lock %d %s", k, t.Name), Kind: "lock", Tier: t.Name, Limit: 1, Hold: scale(h, v)})
 		}
-		cpu := scale(p.cpu+server+clientBindingCPU(top, i), v)
+		cpu := scale(p.cpu+server+an.clientBindingCPU(i), v)
 		if t.Agent {
 			cpu = scale(p.cpu, v) // a load agent's CPU is its own step
 		}
@@ -264,12 +403,15 @@ func Analyse(top *Topology) Analysis {
 				continue
 			}
 			c := st.Call
-			hold := scale(connHold(top, c, !t.Agent, visit), v)
+			hold := scale(an.connHold(c, !t.Agent), v)
 			if c.Farm != nil && c.PerHost {
-				// A pool per machine of the farm, each carrying its share.
-				for r := range c.Farm.Replicas {
-					add(Bound{Throttle: "connections " + t.Name + "→" + top.HostName(c, r), Kind: "connection", Tier: t.Name,
-						Limit: limit(c.Conn.Limit), Hold: scale(hold, shares[c.Farm.Index][r]), Note: c.Conn.Resolution})
+				// A pool per machine of the farm, each carrying its share,
+				// summed here as mergeFarmBounds sums a farm's bounds
+				// (Machines, Limit and Hold added up, PerSec the
+				// smallest): one bound for the caller's pools, not one
+				// each.
+				if b, ok := perHostPools(top, c, t.Name, limit(c.Conn.Limit), hold, shares[c.Farm.Index], rate); ok {
+					a.Bounds = append(a.Bounds, b)
 				}
 				continue
 			}
@@ -289,8 +431,8 @@ func Analyse(top *Topology) Analysis {
 		}
 		var hold time.Duration
 		for _, m := range f.Replicas {
-			if c := callInto(top, m); c != nil {
-				hold += scale(visit(m).total+c.Binding.Cost(c.RequestKB)+c.Binding.Cost(c.ReplyKB)+f.Balancer.Latency, visits[m])
+			if c := an.into[m]; c != nil {
+				hold += scale(an.prof[m].total+c.Binding.Cost(c.RequestKB)+c.Binding.Cost(c.ReplyKB)+f.Balancer.Latency, visits[m])
 			}
 		}
 		add(Bound{Throttle: "balancer " + f.Name, Kind: "balancer", Tier: f.Name, Limit: float64(f.Balancer.MaxConns), Hold: hold,
@@ -318,13 +460,45 @@ func Analyse(top *Topology) Analysis {
 			a.Saturated = a.Rate > a.Binding.PerSec
 		}
 	}
-	return a
+	return a, an.work
+}
+
+// perHostPools is the one bound of the connection pools a caller (from)
+// keeps to each machine of the farm that call c addresses machine by
+// machine (Call.PerHost): a pool per machine r with the call's limit, held
+// hold × share[r]. They are summed as mergeFarmBounds sums a farm's
+// bounds: Machines counts the pools, Limit and Hold add up, PerSec is the
+// smallest (the pool that saturates first) and PerMachine is one pool's
+// limit. A pool never held is left out, as Analyse leaves out any bound
+// never held (rate reports it); ok is false when none is held.
+func perHostPools(top *Topology, c *Call, from string, limit float64, hold time.Duration, share []float64, rate func(*Bound) bool) (sum Bound, ok bool) {
+	// Every pool has the same limit, so the one that saturates first is
+	// the one held longest (the first such, as the merge keeps the first
+	// smallest PerSec).
+	var most time.Duration
+	for r := range c.Farm.Replicas {
+		h := scale(hold, share[r])
+		if h <= 0 {
+			continue
+		}
+		sum.Machines++
+		sum.Hold += h
+		most = max(most, h)
+	}
+	if sum.Machines == 0 {
+		return sum, false
+	}
+	first := Bound{Limit: limit, Hold: most}
+	rate(&first)
+	return Bound{Throttle: "connections " + from + "→" + top.HostName(c, 0), Kind: "connection", Tier: from,
+		Limit: limit * float64(sum.Machines), Hold: sum.Hold, PerSec: first.PerSec, Users: first.Users,
+		Note: c.Conn.Resolution, Machines: sum.Machines, PerMachine: limit}, true
 }
 
 // callTime is the no-queueing time of a call: creating a proxy when each
 // call gets a new one, then the connection's hold.
-func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
-	d := connHold(top, c, client, visit)
+func (an *analyser) callTime(c *Call, client bool) time.Duration {
+	d := an.connHold(c, client)
 	if c.Proxy.Kind == ProxyPerCall {
 		d += proxyBuildCPU(c) +
 			time.Duration(2*c.Binding.SessionRoundTrips)*c.Network.Latency
@@ -339,16 +513,16 @@ func callTime(top *Topology, c *Call, client bool, visit func(int) profile) time
 //
 // A one-way call holds it until the server has decoded the request, and
 // its answer carries no reply message.
-func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time.Duration {
+func (an *analyser) connHold(c *Call, client bool) time.Duration {
 	b := &c.Binding
-	if top.Tiers[c.Target].OneWay() {
+	if an.top.Tiers[c.Target].OneWay() {
 		d := c.Wire(c.RequestKB) + b.Cost(c.RequestKB) + c.Wire(0)
 		if client {
 			d += b.Cost(c.RequestKB)
 		}
 		return d
 	}
-	d := c.Wire(c.RequestKB) + b.Cost(c.RequestKB) + visit(c.Target).total + b.Cost(c.ReplyKB) + c.Wire(c.ReplyKB)
+	d := c.Wire(c.RequestKB) + b.Cost(c.RequestKB) + an.profile(c.Target).total + b.Cost(c.ReplyKB) + c.Wire(c.ReplyKB)
 	if client {
 		d += b.Cost(c.RequestKB) + b.Cost(c.ReplyKB)
 	}
@@ -358,12 +532,12 @@ func connHold(top *Topology, c *Call, client bool, visit func(int) profile) time
 // serverBindingCPU is the decode+encode CPU per visit at tier i (from the
 // calls into it; the first caller's binding); a one-way operation encodes
 // no reply.
-func serverBindingCPU(top *Topology, i int) time.Duration {
-	c := callInto(top, i)
+func (an *analyser) serverBindingCPU(i int) time.Duration {
+	c := an.into[i]
 	if c == nil {
 		return 0
 	}
-	if top.Tiers[i].OneWay() {
+	if an.top.Tiers[i].OneWay() {
 		return c.Binding.Cost(c.RequestKB)
 	}
 	return c.Binding.Cost(c.RequestKB) + c.Binding.Cost(c.ReplyKB)
@@ -375,8 +549,8 @@ func serverBindingCPU(top *Topology, i int) time.Duration {
 // the first call or over the negotiation's legs, each leg a message of its
 // own), and the close message. A long-lived proxy's session is set up once
 // for many calls: none, in the mean.
-func sessionServerCPU(top *Topology, i int) time.Duration {
-	c := callInto(top, i)
+func (an *analyser) sessionServerCPU(i int) time.Duration {
+	c := an.into[i]
 	if c == nil || !c.Binding.Sessionful || c.Proxy.Kind != ProxyPerCall {
 		return 0
 	}
@@ -389,8 +563,8 @@ func sessionServerCPU(top *Topology, i int) time.Duration {
 }
 
 // decodeCPU is the CPU per visit at tier i to decode its request.
-func decodeCPU(top *Topology, i int) time.Duration {
-	if c := callInto(top, i); c != nil {
+func (an *analyser) decodeCPU(i int) time.Duration {
+	if c := an.into[i]; c != nil {
 		return c.Binding.Cost(c.RequestKB)
 	}
 	return 0
@@ -401,14 +575,14 @@ func decodeCPU(top *Topology, i int) time.Duration {
 // PerCall, PerSession without a session, or with a new proxy per call; a
 // long-lived session's or the singleton's creation is spread over its
 // calls (none, in the mean).
-func activateCPU(top *Topology, i int) time.Duration {
-	w := top.Tiers[i].WCF
+func (an *analyser) activateCPU(i int) time.Duration {
+	w := an.top.Tiers[i].WCF
 	if w == nil {
 		return 0
 	}
 	creates := w.Instancing == PerCall
 	if w.Instancing == PerSession {
-		c := callInto(top, i)
+		c := an.into[i]
 		creates = c == nil || !c.Binding.Sessionful || c.Proxy.Kind == ProxyPerCall
 	}
 	return w.ActivateCPU(creates)
@@ -416,7 +590,8 @@ func activateCPU(top *Topology, i int) time.Duration {
 
 // clientBindingCPU is the encode+decode CPU tier i spends on its own calls,
 // and on the proxy each of them builds when it gets a new one per call.
-func clientBindingCPU(top *Topology, i int) time.Duration {
+func (an *analyser) clientBindingCPU(i int) time.Duration {
+	top := an.top
 	if top.Tiers[i].Agent {
 		return 0
 	}
@@ -441,31 +616,6 @@ func clientBindingCPU(top *Topology, i int) time.Duration {
 func proxyBuildCPU(c *Call) time.Duration {
 	p := &c.Proxy
 	return p.CreateCost.Mean() + time.Duration(p.MissShare()*float64(p.FactoryCost.Mean())) + c.Binding.SessionCPU
-}
-
-func callInto(top *Topology, i int) *Call {
-	reaches := func(c *Call) bool {
-		if c.Farm == nil {
-			return c.Target == i
-		}
-		for _, m := range c.Farm.Replicas {
-			if m == i {
-				return true
-			}
-		}
-		return false
-	}
-	if reaches(&top.Load.Call) {
-		return &top.Load.Call
-	}
-	for ti := range top.Tiers {
-		for si := range top.Tiers[ti].Steps {
-			if st := &top.Tiers[ti].Steps[si]; st.Kind == StepCall && reaches(st.Call) {
-				return st.Call
-			}
-		}
-	}
-	return nil
 }
 
 func scale(d time.Duration, v float64) time.Duration { return time.Duration(float64(d) * v) }
@@ -545,7 +695,8 @@ func callsInto(top *Topology, f *Farm) []*Call {
 // throttle, named after the farm ("CPU web" for "CPU web#1" … "CPU
 // web#4", "connections web→be" for every pool from a machine of web to
 // the farm be or to each of its machines): a per-machine limit multiplies
-// with the machines (see Bound.Machines).
+// with the machines (see Bound.Machines). A bound that already sums
+// several (perHostPools: Machines > 0) counts as that many.
 func mergeFarmBounds(top *Topology, bounds []Bound, shares [][]float64) []Bound {
 	farmOf := map[string]string{}
 	for i := range top.Tiers {
@@ -581,16 +732,20 @@ func mergeFarmBounds(top *Topology, bounds []Bound, shares [][]float64) []Bound 
 			continue
 		}
 		key := b.Kind + "|" + throttle
+		machines, per := 1, b.Limit
+		if b.Machines > 0 {
+			machines, per = b.Machines, b.PerMachine
+		}
 		k, seen := index[key]
 		if !seen {
 			index[key] = len(out)
 			m := b
-			m.Throttle, m.Tier, m.Machines, m.PerMachine = throttle, name(b.Tier), 1, b.Limit
+			m.Throttle, m.Tier, m.Machines, m.PerMachine = throttle, name(b.Tier), machines, per
 			out = append(out, m)
 			continue
 		}
 		m := &out[k]
-		m.Machines++
+		m.Machines += machines
 		m.Limit += b.Limit
 		m.Hold += b.Hold
 		if b.PerSec < m.PerSec {

@@ -95,6 +95,9 @@ type Experiment struct {
 	// PerReplica: the reports show every machine of a farm besides the
 	// farm's totals (report.per_replica, tsim run --per-replica).
 	PerReplica bool
+	// Warnings are the settings the experiment makes that take no effect
+	// (format.Experiment.Warnings), each "file:line: key: why".
+	Warnings []string
 	// Scenarios has one entry per scenario, in order; a scenario that did
 	// not finish (the run was interrupted) is nil.
 	Scenarios []*Scenario

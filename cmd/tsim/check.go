@@ -1,6 +1,10 @@
 package main
 
-import "context"
+import (
+	"context"
+
+	"github.com/tsim-dev/tsim"
+)
 
 var cmdCheck = &command{
 	Name:      "check",
@@ -34,9 +38,18 @@ func runCheck(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		est := x.Estimate()
 		c.out(e, "%s: ok (about %s simulated requests)\n", f, est.Count())
+		printWarnings(c, e, x)
 		if w := est.Warning(); w != "" {
 			c.errorf(e, "warning: %s: %s", f, w)
 		}
 	}
 	return status
+}
+
+// printWarnings prints the settings of x that take no effect, one line
+// each with file and line (docs/dotnet.md, "Settings that take no effect").
+func printWarnings(c *command, e *env, x *tsim.Experiment) {
+	for _, w := range x.Warnings() {
+		c.errorf(e, "warning: %s", w)
+	}
 }

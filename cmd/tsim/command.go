@@ -77,7 +77,7 @@ const (
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdBench, cmdVersion, cmdHelp}
+	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdFit, cmdBench, cmdVersion, cmdHelp}
 }
 
 func lookup(name string) *command {

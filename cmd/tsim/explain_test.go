@@ -40,7 +40,7 @@ func TestExplainCrack(t *testing.T) {
 		"saturating at 69.9 users (4.52/s); the load peaks at 100 users: SATURATED",
 		"throughput X ≤ min(N/(D+Z), 1/D_max)",
 		"response time R ≥ max(D, N·D_max − Z)",
-		"web→service: 2: System.Net default inside ASP.NET on .NET 3.5 without autoConfig",
+		"web→service: 2: the '*' maxconnection entry (no host-specific entry for service)",
 	} {
 		if !strings.Contains(unwrap(mis), s) {
 			t.Errorf("the misconfigured bounds lack %q:\n%s", s, mis)

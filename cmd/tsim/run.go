@@ -103,6 +103,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if failed {
 		return exitFailure
 	}
+	for _, x := range exps {
+		printWarnings(c, e, x)
+	}
 
 	prog := newProgress(e.stderr, 0, !*quiet && isTerminal(e.stderr))
 	defer prog.finish()

@@ -1,0 +1,167 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/simmode"
+)
+
+func loadTwoTier(t *testing.T) (*format.Experiment, []byte) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/twotier.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment("twotier.toml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, data
+}
+
+// measure runs the experiment as it is at seeds the fit does not use,
+// and returns each metric's mean and 95% half-width over the
+// replications: the "measurements" of the round trip.
+func measure(t *testing.T, x *format.Experiment, metrics []string, reps int) (mean, half []float64) {
+	t.Helper()
+	sc, err := x.Scenario(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([][]float64, len(metrics))
+	for k := range reps {
+		r, err := simmode.Run(&sc.Topology, model.Options{Seed: runner.ReplicationSeed(1001, k), NoSeries: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range metrics {
+			fn, msg := parseMetric(m)
+			if msg != "" {
+				t.Fatal(msg)
+			}
+			vals[i] = append(vals[i], fn.of(r, nil))
+		}
+	}
+	for i := range metrics {
+		m, h := sim.MeanCI(vals[i], 0.95)
+		mean, half = append(mean, m), append(half, h)
+	}
+	return mean, half
+}
+
+// TestRoundTrip: simulate with known inputs, fit three of them back from
+// four of the outputs, and predict three outputs the fit did not see.
+// Every input must come back within its interval, every held-out figure
+// inside its prediction's interval.
+func TestRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fit: about a hundred short runs")
+	}
+	x, text := loadTwoTier(t)
+	fitMetrics := []string{"goodput_per_s", "tier.svc.cpu_utilisation", "tier.web.cpu_utilisation", "latency.mean"}
+	heldOut := []string{"latency.p90", "tier.svc.requests_executing_mean", "call.web.svc.connections_in_use_mean"}
+	mean, half := measure(t, x, append(fitMetrics, heldOut...), 6)
+	var spec strings.Builder
+	spec.WriteString(`experiment = "twotier.toml"
+replications = 2
+max_evaluations = 90
+
+[[free]]
+key = "tier.svc.step.1.cpu"
+value = "exp({}ms)"
+min = 5
+max = 200
+scale = "log"
+
+[[free]]
+key = "tier.svc.step.2.wait"
+value = "exp({}ms)"
+min = 5
+max = 300
+scale = "log"
+
+[[free]]
+key = "load.think"
+value = "exp({}ms)"
+min = 100
+max = 5000
+scale = "log"
+`)
+	for i, m := range append(fitMetrics, heldOut...) {
+		use := "fit"
+		if i >= len(fitMetrics) {
+			use = "predict"
+		}
+		// The measurement's precision: its replications' half-width, and
+		// at least 2% of it.
+		tol := math.Max(half[i], 0.02*math.Abs(mean[i]))
+		fmt.Fprintf(&spec, "\n[[target]]\nname = %q\nmetric = %q\nvalue = %g\ntolerance = %g\nuse = %q\n", m, m, mean[i], tol, use)
+	}
+	s, err := ParseSpec("twotier.fit", []byte(spec.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(x); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(context.Background(), x, text, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	res.WriteText(&out)
+	t.Log("\n" + out.String())
+	truth := []float64{40, 60, 800}
+	for j, in := range res.Inputs {
+		if !in.Pinned || truth[j] < in.Lo || truth[j] > in.Hi {
+			t.Errorf("%s: fitted %s, interval %.4g – %.4g (pinned %v); the truth %v is not in it", in.Free.Key, in.Text, in.Lo, in.Hi, in.Pinned, truth[j])
+		}
+	}
+	for _, tr := range res.Targets {
+		if tr.Fitted {
+			continue
+		}
+		if tr.Target.Value < tr.Lo || tr.Target.Value > tr.Hi {
+			t.Errorf("%s: predicted %.4g, interval %.4g – %.4g; the measurement %.4g is not in it", tr.Target.Name, tr.Model, tr.Lo, tr.Hi, tr.Target.Value)
+		}
+	}
+	if res.Experiment == nil {
+		t.Fatalf("no fitted experiment: %v", res.Notes)
+	}
+	if !strings.Contains(string(res.Experiment), "# fitted (was ") {
+		t.Errorf("the fitted experiment does not mark its values:\n%s", res.Experiment)
+	}
+}
+
+// TestCancel: a cancelled fit stops and says why.
+func TestCancel(t *testing.T) {
+	x, text := loadTwoTier(t)
+	s, err := ParseSpec("s.fit", []byte(goodSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(x); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Fit(ctx, x, text, s, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled fit: got %v, want context.Canceled", err)
+	}
+	if _, err := Fit(context.Background(), x, text, s, Options{HoldOut: []string{"nothing"}}); err == nil || !strings.Contains(err.Error(), `--hold-out "nothing": no such target (targets: svc CPU)`) {
+		t.Errorf("an unknown hold-out: got %v", err)
+	}
+	if _, err := Fit(context.Background(), x, text, s, Options{HoldOut: []string{"svc CPU"}}); err == nil || !strings.Contains(err.Error(), "none is left to fit") {
+		t.Errorf("every target held out: got %v", err)
+	}
+}
