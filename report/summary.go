@@ -55,6 +55,9 @@ type summaryJSON struct {
 	Complete  bool            `json:"complete"`
 	Scenarios int             `json:"scenarios"`
 	Sweep     []sweepAxisJSON `json:"sweep"`
+	// Warnings are the settings of the file that take no effect, each
+	// "file:line: key: why" (tsim check and tsim run print them too).
+	Warnings []string `json:"warnings,omitempty"`
 	scenarioJSON
 	Variants []scenarioJSON `json:"variants"`
 	Points   []scenarioJSON `json:"points"`
@@ -83,6 +86,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		File:             filepath.ToSlash(r.File),
 		Seed:             r.Seed,
 		Replications:     r.Replications,
+		Warnings:         r.Warnings,
 		ReplicationSeeds: r.ReplicationSeeds,
 		Mode:             r.Mode,
 		Counting:         countingNote,

@@ -163,6 +163,9 @@ func (p *Plan) newExperiment() *results.Experiment {
 	for _, ax := range p.X.Sweep {
 		r.Sweep = append(r.Sweep, results.Axis{Key: ax.Key, Values: ax.Values})
 	}
+	for _, w := range p.X.Warnings {
+		r.Warnings = append(r.Warnings, w.String())
+	}
 	return r
 }
 
