@@ -24,6 +24,7 @@ const module = "github.com/tsim-dev/tsim"
 var layers = map[string][]string{
 	"sim":                 {},
 	"results":             {},
+	"loadtest":            {"results"}, // load tests' results: format reads a trace through it
 	"topologies":          {},
 	"internal/atomicio":   {},
 	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
@@ -31,18 +32,18 @@ var layers = map[string][]string{
 	"model":               {"sim", "results"},
 	"model/modeltest":     {"model", "sim", "results"}, // tests only: builders and the step tables of both executors
 	"simmode":             {"model", "sim", "results"},
-	"format":              {"model", "results", "sim", "topologies"},
+	"format":              {"model", "results", "sim", "topologies", "loadtest"},
 	"realmode":            {"model", "results", "sim"},
 	"plots":               {"results"},
 	"report":              {"results", "plots", "internal/atomicio"},
 	"runner":              {"format", "model", "simmode", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots"},
 	"dotnetconfig":        {"format", "model", "results", "sim"},
-	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies"},
+	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies", "loadtest"},
 	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
 	"fit":                 {"format", "model", "simmode", "runner", "results", "sim", "plots"},
 	"experiments":         {},
-	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "dotnetconfig", "calibrate", "fit"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit", "loadtest", "dotnetconfig", "calibrate"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 

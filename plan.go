@@ -22,6 +22,10 @@ type PlanResult struct {
 	*analysis.PlanResult
 }
 
+// ErrInterrupted is Plan's error when ctx was cancelled; the result then
+// holds the points evaluated.
+var ErrInterrupted = analysis.ErrInterrupted
+
 // Goal is one clause of a goal such as "p99<2s,timeouts=0"; see
 // analysis.ParseGoal.
 type Goal = analysis.Goal
@@ -116,6 +120,26 @@ func planFigure(r *analysis.PlanResult) (*plots.Figure, error) {
 			panels = append(panels, pn)
 		}
 	}
-	title := fmt.Sprintf("%s: plan for %s, variant %s", r.Name, analysis.GoalText(r.Goals, ", "), r.Variant)
+	if r.Maximize != "" && r.Best != nil {
+		// The maximised metric, its peak drawn as the line.
+		g := analysis.Goal{Metric: r.Maximize}
+		label, _ := g.Axis()
+		pn := plots.PlanPanel{Metric: label, Goal: r.Best.ObjMean, GoalLabel: "peak: " + g.Format(r.Best.ObjMean)}
+		var s plots.PlanSeries
+		for _, pt := range r.Points {
+			s.X, s.Y = append(s.X, pt.X[0]), append(s.Y, pt.ObjMean)
+			s.Bound, s.OK = append(s.Bound, pt.ObjMean-pt.ObjHalf), append(s.OK, pt.OK)
+		}
+		pn.Series = []plots.PlanSeries{s}
+		panels = append([]plots.PlanPanel{pn}, panels...)
+	}
+	what := analysis.GoalText(r.Goals, ", ")
+	if r.Maximize != "" {
+		what = "the most " + r.Maximize
+		if len(r.Goals) > 0 {
+			what += " with " + analysis.GoalText(r.Goals, ", ")
+		}
+	}
+	title := fmt.Sprintf("%s: plan for %s, variant %s", r.Name, what, r.Variant)
 	return plots.Plan(title, r.XLabel, lo > 0 && hi/lo >= 20, panels, r.Answer, r.AnswerLabel)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -76,6 +78,10 @@ type Options struct {
 	Shard Shard
 	// Version is tsim's version, recorded in a shard's manifest.
 	Version string
+	// Measured, if set, is a load test's results each experiment's
+	// variants are compared with (ReadMeasured; not with a sweep or a
+	// shard).
+	Measured *Measured
 	// Total, if set, is told how many replications RunAll will run;
 	// Started is called as each experiment starts, and Progress after each
 	// replication (from any goroutine).
@@ -370,7 +376,9 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 		for f := range toWrite {
 			if out := outs[f.plan]; out != nil && f.Result != nil && f.Result.Finished > 0 {
 				f.Dir = out.Path()
-				f.Written, f.Warnings, f.WriteErr = f.Result.WriteFiles(out, opt.Outputs)
+				var warnings []string
+				f.Written, warnings, f.WriteErr = f.Result.WriteFiles(out, opt.Outputs)
+				f.Warnings = append(f.Warnings, warnings...)
 			}
 			each(f)
 		}
@@ -383,6 +391,10 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 				return false
 			}
 			f := &Finished{Experiment: byPlan[p], plan: p}
+			if res != nil && res.Finished > 0 && opt.Measured != nil && opt.Measured.r.Attach(res) == 0 {
+				f.Warnings = append(f.Warnings, fmt.Sprintf("%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep",
+					p.Path, opt.Measured.r.File))
+			}
 			if res != nil {
 				f.Result = &Result{Experiment: res, path: p.Path}
 				if !res.Complete() {
@@ -429,6 +441,26 @@ func runShards(ctx context.Context, plans []*runner.Plan, byPlan map[*runner.Pla
 		each(f)
 	}
 	return nil
+}
+
+// Measured is a load test's results: a JMeter CSV results file, a k6
+// JSON output or a Gatling simulation.log (package loadtest).
+type Measured struct {
+	r *loadtest.Result
+}
+
+// ReadMeasured reads a load test's results (tsim run --measured): a
+// regular file of at most format.MaxDataBytes.
+func ReadMeasured(path string) (*Measured, error) {
+	data, err := input.ReadRegular(path, format.MaxDataBytes, "load-test results")
+	if err != nil {
+		return nil, err
+	}
+	r, err := loadtest.Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Measured{r}, nil
 }
 
 // CheckCPU checks a real run's CPU discipline: "sharing" or "cores".

@@ -20,6 +20,8 @@ type Axis struct {
 	// (every integer if the range holds at most 16).
 	Values []string
 	Nums   []float64
+
+	seen map[string]bool // while parsing: the values added
 }
 
 // monotoneKeys end the key paths of capacity settings: more of them never
@@ -54,9 +56,10 @@ func ParseVary(s string) (*Axis, error) {
 	key, spec, ok := strings.Cut(s, "=")
 	key, spec = strings.TrimSpace(key), strings.TrimSpace(spec)
 	if !ok || key == "" || spec == "" {
-		return nil, fmt.Errorf("%q: want KEY=LO..HI or KEY=a,b,c", s)
+		return nil, fmt.Errorf("%s: want KEY=LO..HI or KEY=a,b,c", excerpt(s))
 	}
-	a := &Axis{Key: key}
+	a := &Axis{Key: key, seen: map[string]bool{}}
+	defer func() { a.seen = nil }()
 	if lo, hi, isRange := strings.Cut(spec, ".."); isRange {
 		li, err1 := strconv.Atoi(lo)
 		hj, err2 := strconv.Atoi(hi)
@@ -84,7 +87,7 @@ func ParseVary(s string) (*Axis, error) {
 		dh, err2 := time.ParseDuration(hi)
 		if err1 == nil && err2 == nil {
 			if dh < dl || dl <= 0 {
-				return nil, fmt.Errorf("%s: want 0 < LO ≤ HI, got %s", key, spec)
+				return nil, fmt.Errorf("%s: want 0 < LO ≤ HI, got %s", key, excerpt(spec))
 			}
 			for d := dl; d < dh; d *= 2 {
 				a.add(d.String(), d.Seconds())
@@ -95,7 +98,7 @@ func ParseVary(s string) (*Axis, error) {
 		fl, err1 := strconv.ParseFloat(lo, 64)
 		fh, err2 := strconv.ParseFloat(hi, 64)
 		if err1 != nil || err2 != nil || fh < fl || fl <= 0 || math.IsInf(fh, 0) {
-			return nil, fmt.Errorf("%s: want a range of integers (1..128), durations (1s..30s) or positive numbers, got %q", key, spec)
+			return nil, fmt.Errorf("%s: want a range of integers (1..128), durations (1s..30s) or positive numbers, got %s", key, excerpt(spec))
 		}
 		for f := fl; f < fh; f *= 2 {
 			a.add(strconv.FormatFloat(f, 'g', -1, 64), f)
@@ -127,11 +130,10 @@ func ParseVary(s string) (*Axis, error) {
 }
 
 func (a *Axis) add(v string, x float64) {
-	for _, w := range a.Values {
-		if w == v {
-			return
-		}
+	if a.seen[v] {
+		return
 	}
+	a.seen[v] = true
 	a.Values = append(a.Values, v)
 	a.Nums = append(a.Nums, x)
 }

@@ -38,12 +38,12 @@ func ParseGoal(s string) ([]Goal, error) {
 	for _, clause := range strings.Split(s, ",") {
 		m := goalRe.FindStringSubmatch(clause)
 		if m == nil {
-			return nil, fmt.Errorf("goal clause %q: want METRIC<VALUE or METRIC>VALUE, such as p99<1s, timeouts<0.1%%, goodput>50", strings.TrimSpace(clause))
+			return nil, fmt.Errorf("goal clause %s: want METRIC<VALUE or METRIC>VALUE, such as p99<1s, timeouts<0.1%%, goodput>50", excerpt(clause))
 		}
 		g := Goal{Metric: m[1], Less: m[2] == "<", Text: m[1] + " " + m[2] + " " + m[3]}
 		if m[2] == "=" {
 			if (g.Metric != "timeouts" && g.Metric != "rejected") || strings.TrimSuffix(m[3], "%") != "0" {
-				return nil, fmt.Errorf("goal clause %q: only timeouts=0 and rejected=0 are equalities; use < or > for the rest", strings.TrimSpace(clause))
+				return nil, fmt.Errorf("goal clause %s: only timeouts=0 and rejected=0 are equalities; use < or > for the rest", excerpt(clause))
 			}
 			g.Less, g.None, g.Limit = true, true, 0
 			out = append(out, g)
@@ -52,38 +52,48 @@ func ParseGoal(s string) ([]Goal, error) {
 		switch g.Metric {
 		case "p50", "p90", "p99", "p99.9", "mean":
 			if !g.Less {
-				return nil, fmt.Errorf("goal clause %q: latency goals are upper limits (%s<D)", strings.TrimSpace(clause), g.Metric)
+				return nil, fmt.Errorf("goal clause %s: latency goals are upper limits (%s<D)", excerpt(clause), g.Metric)
 			}
 			d, err := time.ParseDuration(m[3])
 			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("goal clause %q: want a positive duration such as 1s or 250ms, got %q", strings.TrimSpace(clause), m[3])
+				return nil, fmt.Errorf("goal clause %s: want a positive duration such as 1s or 250ms, got %s", excerpt(clause), excerpt(m[3]))
 			}
 			g.Limit = d.Seconds()
 		case "timeouts", "rejected":
 			if !g.Less {
-				return nil, fmt.Errorf("goal clause %q: %s goals are upper limits (%s<P%%)", strings.TrimSpace(clause), g.Metric, g.Metric)
+				return nil, fmt.Errorf("goal clause %s: %s goals are upper limits (%s<P%%)", excerpt(clause), g.Metric, g.Metric)
 			}
 			v, ok := strings.CutSuffix(m[3], "%")
 			f, err := strconv.ParseFloat(v, 64)
-			if !ok || err != nil || f <= 0 || f > 100 {
-				return nil, fmt.Errorf("goal clause %q: want a percentage in (0, 100] such as 0.1%%, got %q", strings.TrimSpace(clause), m[3])
+			if !ok || err != nil || !(f > 0 && f <= 100) { // NaN fails too
+				return nil, fmt.Errorf("goal clause %s: want a percentage in (0, 100] such as 0.1%%, got %s", excerpt(clause), excerpt(m[3]))
 			}
 			g.Limit = f / 100
 		case "goodput", "throughput":
 			if g.Less {
-				return nil, fmt.Errorf("goal clause %q: %s goals are lower limits (%s>R)", strings.TrimSpace(clause), g.Metric, g.Metric)
+				return nil, fmt.Errorf("goal clause %s: %s goals are lower limits (%s>R)", excerpt(clause), g.Metric, g.Metric)
 			}
 			f, err := strconv.ParseFloat(strings.TrimSuffix(m[3], "/s"), 64)
-			if err != nil || f <= 0 || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("goal clause %q: want requests per second, such as 50, got %q", strings.TrimSpace(clause), m[3])
+			if err != nil || !(f > 0) || math.IsInf(f, 0) { // NaN fails too
+				return nil, fmt.Errorf("goal clause %s: want a finite number of requests per second above 0, such as 50 or 50/s, got %s", excerpt(clause), excerpt(m[3]))
 			}
 			g.Limit = f
 		default:
-			return nil, fmt.Errorf("goal clause %q: unknown metric %q (p50, p90, p99, p99.9, mean, timeouts, rejected, goodput, throughput)", strings.TrimSpace(clause), g.Metric)
+			return nil, fmt.Errorf("goal clause %s: unknown metric %s (p50, p90, p99, p99.9, mean, timeouts, rejected, goodput, throughput)", excerpt(clause), excerpt(g.Metric))
 		}
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// excerpt quotes at most the first 40 characters of s, trimmed, as %q
+// would: an error message does not echo a whole argument back.
+func excerpt(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:40]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // Of is the clause's metric in one replication; a latency is +Inf when no

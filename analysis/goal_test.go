@@ -26,10 +26,21 @@ func TestParseGoal(t *testing.T) {
 			t.Errorf("clause %d: %+v, want %+v", i, gs[i], want[i])
 		}
 	}
-	for _, bad := range []string{"p99>1s", "p99<1", "timeouts<0.1", "timeouts>1%", "goodput<5", "latency<1s", "p99", "p99<-1s", "timeouts<200%"} {
+	for _, bad := range []string{"p99>1s", "p99<1", "timeouts<0.1", "timeouts>1%", "goodput<5", "latency<1s", "p99", "p99<-1s", "timeouts<200%",
+		"goodput>NaN", "throughput>nan/s", "timeouts<NaN%", "rejected<NaN%", "goodput>Inf", "goodput>1e400", "p99<NaNs", "p99<1s,", ""} {
 		if _, err := ParseGoal(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+	// An error names what is allowed, and quotes a short excerpt of what
+	// was given, not all of it.
+	_, err = ParseGoal("goodput>NaN")
+	if err == nil || !strings.Contains(err.Error(), "a finite number of requests per second above 0") {
+		t.Errorf("goodput>NaN: %v", err)
+	}
+	long := "p99<" + strings.Repeat("9", 100000) + "s"
+	if _, err := ParseGoal(long); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a 100,000-character clause: %d-byte error", len(err.Error()))
 	}
 }
 

@@ -1,11 +1,13 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // PlanOptions say what Plan searches and how.
@@ -53,13 +56,39 @@ type PlanOptions struct {
 	Workers int
 	// Executor runs the replications; nil is runner.Sim{}.
 	Executor runner.Executor
+
+	// MaxLoad, when > 0, is the most load Find tries (users, or requests
+	// per second); 0 lets LoadCap choose it from the operational laws.
+	MaxLoad float64
+	// Maximize, when not "", searches the one axis of Vary for the value
+	// with the highest mean of this metric, "goodput" or "throughput",
+	// among the values that meet Goal (which may then be empty): the peak
+	// of the curve, not the smallest value that meets a goal.
+	Maximize string
+	// OnPoint, when not nil, is called with each point as soon as its
+	// replications have all run and it is judged, from the goroutine
+	// that called Plan, in the order the points finish (Point.Order and
+	// PlanResult.Points keep the order in which they were started). A
+	// command prints the search as it goes with it.
+	OnPoint func(*Point)
+	// Warn, when not nil, receives what Plan warns about before it
+	// searches: a grid of more than MaxQuietGrid points, tried one by one.
+	Warn func(string)
 }
+
+// MaxQuietGrid is the largest grid Plan searches without a warning.
+const MaxQuietGrid = 256
+
+// ErrInterrupted is Plan's error when its context is cancelled: the
+// result returned with it holds the points that finished.
+var ErrInterrupted = errors.New("interrupted")
 
 // The search methods of a PlanResult.
 const (
-	MethodBisect = "bisect" // bisection over one integer capacity range
-	MethodGrid   = "grid"   // every combination of the axes' values
-	MethodLoad   = "load"   // the most load: doubling (or halving) to bracket, then bisection
+	MethodBisect = "bisect"   // bisection over one integer capacity range, or a long list of its values
+	MethodGrid   = "grid"     // every combination of the axes' values
+	MethodLoad   = "load"     // the most load: doubling (or halving) to bracket, then bisection
+	MethodMax    = "maximize" // the value with the highest mean of a metric: the grid, then a bisection on the slope around its best
 )
 
 // Point is one evaluated configuration.
@@ -71,6 +100,13 @@ type Point struct {
 	Mean   []float64      // per goal clause, across replications
 	Bound  []float64      // per goal clause: the one-sided confidence bound judged
 	OK     bool           // every clause holds
+	// Objective, when the search maximises a metric (PlanOptions.Maximize),
+	// is its value per replication, ObjMean their mean and ObjHalf the
+	// 95% Student t half-width of the mean (0 with one replication).
+	Objective        []float64
+	ObjMean, ObjHalf float64
+
+	left int // replications not run yet
 }
 
 // PlanResult is what Plan found, with every point it evaluated.
@@ -89,19 +125,26 @@ type PlanResult struct {
 	Fixed []format.Param
 	Load  string
 	// Start is, for MethodLoad, the file's peak load, where the search
-	// starts.
-	Start float64
+	// starts; Cap the most load it tries and CapWhy how Cap was chosen.
+	Start  float64
+	Cap    float64
+	CapWhy string
+	// Maximize is the metric maximised (MethodMax), or "".
+	Maximize string
 	// Points are every evaluated configuration, in evaluation order.
 	Points []*Point
 	// Found says whether anything met the goal; Best is then the answer's
 	// point, and Answer its value on the first axis or the load (NaN
 	// when there is no answer or, for a grid of several keys, it is not
-	// one number). Capped is true when the most load allowed (1e6) meets
-	// the goal.
+	// one number). Capped is true when the most load tried (Cap) meets
+	// the goal: the goal holds up to the cap.
 	Found  bool
 	Best   *Point
 	Answer float64
 	Capped bool
+	// Interrupted is true when the context was cancelled: Points are
+	// those that finished, and there is no answer.
+	Interrupted bool
 	// AnswerText says the answer (or why there is none) in a sentence,
 	// AnswerLabel marks it in a picture, and XLabel names the searched
 	// value.
@@ -154,8 +197,16 @@ func Plan(ctx context.Context, x *format.Experiment, opt PlanOptions) (*PlanResu
 		search = "auto"
 	}
 	switch {
-	case len(opt.Goal) == 0:
+	case opt.Maximize != "" && opt.Maximize != "goodput" && opt.Maximize != "throughput":
+		return nil, fmt.Errorf("plan: Maximize must be goodput or throughput, got %s", excerpt(opt.Maximize))
+	case opt.Maximize != "" && (len(opt.Vary) != 1 || opt.Find != ""):
+		return nil, errors.New("plan: Maximize searches one setting: give one Vary (and no Find)")
+	case opt.Maximize != "" && !opt.Vary[0].Numeric():
+		return nil, fmt.Errorf("plan: Maximize needs numeric values of %s", opt.Vary[0].Key)
+	case len(opt.Goal) == 0 && opt.Maximize == "":
 		return nil, errors.New("plan: no goal")
+	case !(opt.MaxLoad >= 0) || math.IsInf(opt.MaxLoad, 0):
+		return nil, fmt.Errorf("plan: MaxLoad must be a finite number ≥ 0 (0: chosen from the bounds), got %v", opt.MaxLoad)
 	case len(opt.Vary) == 0 && opt.Find == "":
 		return nil, errors.New("plan: nothing to search: give Vary or Find")
 	case len(opt.Vary) > 0 && opt.Find != "":
@@ -172,7 +223,7 @@ func Plan(ctx context.Context, x *format.Experiment, opt PlanOptions) (*PlanResu
 		return nil, errors.New("plan: bisection needs one integer range to vary")
 	}
 	r := &PlanResult{Name: x.Name, Path: opt.Path, Variant: opt.Variant, Goals: opt.Goal, Axes: opt.Vary, Find: opt.Find,
-		Reps: max(x.Replications, 3), Seed: x.Seed, Answer: math.NaN(), Load: "the file's load"}
+		Reps: max(x.Replications, 3), Seed: x.Seed, Answer: math.NaN(), Load: "the file's load", Maximize: opt.Maximize}
 	if r.Name == "" {
 		r.Name = runner.Stem(opt.Path)
 	}
@@ -236,22 +287,69 @@ func Plan(ctx context.Context, x *format.Experiment, opt PlanOptions) (*PlanResu
 	if !ex.Parallel() {
 		workers = 1
 	}
-	p := &planner{ctx: ctx, x: x, r: r, unset: unset, ex: ex, workers: workers, cache: map[string]*Point{}}
+	p := &planner{ctx: ctx, x: x, r: r, unset: unset, ex: ex, workers: workers, cache: map[string]*Point{}, onPoint: opt.OnPoint}
 	switch {
 	case opt.Find != "":
 		r.Method = MethodLoad
-		err = p.findLoad(model.Analyse(&base.Topology))
+		err = p.findLoad(model.Analyse(&base.Topology), opt.MaxLoad)
+	case opt.Maximize != "":
+		r.Method = MethodMax
+		err = p.maximize(opt.Vary[0])
 	case CanBisect(opt.Vary) && (search == MethodBisect || search == "auto" && opt.Vary[0].Monotone()):
 		r.Method = MethodBisect
 		err = p.bisect(opt.Vary[0])
+	case search == "auto" && len(opt.Vary) == 1 && opt.Vary[0].Monotone() && len(opt.Vary[0].Values) > 16 && opt.Vary[0].Numeric():
+		// A long list of a capacity setting: bisected over its values in
+		// order, not tried one by one.
+		r.Method = MethodBisect
+		err = p.bisectList(opt.Vary[0])
 	default:
 		r.Method = MethodGrid
+		if n := gridSize(opt.Vary); n > MaxQuietGrid && opt.Warn != nil {
+			opt.Warn(fmt.Sprintf("the grid has %s points, each simulated %d times (about %s requests in all): every point is tried, one after the other%s",
+				fmtCount(n), r.Reps, fmtCount(n*float64(r.Reps)*base.EstimatedRequests()), gridAdvice(opt.Vary)))
+		}
 		err = p.grid(opt.Vary)
+	}
+	if errors.Is(err, ErrInterrupted) {
+		// Keep what finished: the points whose replications all ran.
+		done := r.Points[:0]
+		for _, pt := range r.Points {
+			if pt.Mean != nil {
+				done = append(done, pt)
+			}
+		}
+		r.Points, r.Interrupted = done, true
+		r.Found, r.Best, r.Answer, r.Capped, r.AnswerLabel = false, nil, math.NaN(), false, ""
+		r.AnswerText = fmt.Sprintf("interrupted after %d finished points", len(done))
+		return r, ErrInterrupted
 	}
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// gridSize is the number of points of a grid of axes.
+func gridSize(axes []*Axis) float64 {
+	n := 1.0
+	for _, a := range axes {
+		n *= float64(len(a.Values))
+	}
+	return n
+}
+
+// gridAdvice says how a big grid could be made smaller.
+func gridAdvice(axes []*Axis) string {
+	for _, a := range axes {
+		if len(a.Values) > 16 && !a.Ints {
+			if a.Monotone() && len(axes) == 1 {
+				return "; a list of a capacity setting is bisected with --search auto"
+			}
+			return fmt.Sprintf("; a range (%s=LO..HI) tries LO, the powers of two between and HI", a.Key)
+		}
+	}
+	return ""
 }
 
 // planner evaluates points: every replication of a point with the seeds of
@@ -264,6 +362,7 @@ type planner struct {
 	ex      runner.Executor
 	workers int
 	cache   map[string]*Point
+	onPoint func(*Point)
 }
 
 func paramsKey(ps []format.Param) string {
@@ -275,7 +374,9 @@ func paramsKey(ps []format.Param) string {
 }
 
 // eval evaluates the given configurations (those not evaluated yet) and
-// returns their points.
+// returns their points. Each point is judged, and given to onPoint, as
+// soon as its replications have all run. A cancelled context starts no
+// new replication and returns ErrInterrupted once those under way end.
 func (p *planner) eval(configs [][]format.Param, xs [][]float64) ([]*Point, error) {
 	r := p.r
 	out := make([]*Point, len(configs))
@@ -294,9 +395,12 @@ func (p *planner) eval(configs [][]format.Param, xs [][]float64) ([]*Point, erro
 		if err != nil {
 			return nil, err
 		}
-		pt := &Point{Order: len(r.Points) + 1, Params: ps, X: xs[i], Values: make([][]float64, len(r.Goals))}
+		pt := &Point{Order: len(r.Points) + 1, Params: ps, X: xs[i], Values: make([][]float64, len(r.Goals)), left: r.Reps}
 		for g := range pt.Values {
 			pt.Values[g] = make([]float64, r.Reps)
+		}
+		if r.Maximize != "" {
+			pt.Objective = make([]float64, r.Reps)
 		}
 		r.Points = append(r.Points, pt)
 		p.cache[paramsKey(ps)] = pt
@@ -305,54 +409,106 @@ func (p *planner) eval(configs [][]format.Param, xs [][]float64) ([]*Point, erro
 			jobs = append(jobs, job{pt, &sc, k})
 		}
 	}
-	ch := make(chan job)
-	errs := make(chan error, len(jobs))
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	type failure struct {
+		job int
+		err error
+	}
+	ch := make(chan int)
+	finished := make(chan *Point)
+	failed := make(chan failure, len(jobs))
+	var mu sync.Mutex // guards Point.left
 	var wg sync.WaitGroup
-	for range min(p.workers, max(len(jobs), 1)) {
+	for range min(p.workers, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range ch {
-				if p.ctx.Err() != nil {
-					continue
-				}
+			for ji := range ch {
+				j := jobs[ji]
 				seed := runner.ReplicationSeed(r.Seed, j.rep)
 				run, err := p.ex.Run(p.ctx, &j.sc.Topology, seed, model.Options{NoSeries: true, MaxPoints: 1})
+				if err == nil && p.ctx.Err() != nil {
+					err = ErrInterrupted // a run cut short is no replication
+				}
 				if err != nil {
-					errs <- fmt.Errorf("%s: %s, replication %d (seed %d): %w", r.Path, runner.ScenarioName(r.Variant, j.pt.Params), j.rep+1, seed, err)
+					failed <- failure{ji, fmt.Errorf("%s: %s, replication %d (seed %d): %w", r.Path, runner.ScenarioName(r.Variant, j.pt.Params), j.rep+1, seed, err)}
 					continue
 				}
 				for g, gl := range r.Goals {
 					j.pt.Values[g][j.rep] = gl.Of(run)
 				}
+				if r.Maximize != "" {
+					j.pt.Objective[j.rep] = Goal{Metric: r.Maximize}.Of(run)
+				}
+				mu.Lock()
+				j.pt.left--
+				last := j.pt.left == 0
+				mu.Unlock()
+				if last {
+					finished <- j.pt
+				}
 			}
 		}()
 	}
-	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	if err := p.ctx.Err(); err != nil {
-		return nil, errors.New("interrupted")
-	}
-	for _, pt := range out {
-		if pt.Mean != nil {
-			continue
+	go func() {
+		defer close(ch)
+		for ji := range jobs {
+			select {
+			case ch <- ji:
+			case <-p.ctx.Done():
+				return
+			}
 		}
-		pt.OK = true
-		for g, gl := range r.Goals {
-			m, b, ok := gl.Judge(pt.Values[g])
-			pt.Mean = append(pt.Mean, m)
-			pt.Bound = append(pt.Bound, b)
-			pt.OK = pt.OK && ok
+	}()
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	for pt := range finished {
+		p.judge(pt)
+		if p.onPoint != nil {
+			p.onPoint(pt)
 		}
+	}
+	close(failed)
+	first := failure{job: len(jobs)}
+	for f := range failed {
+		if f.job < first.job && !errors.Is(f.err, ErrInterrupted) && p.ctx.Err() == nil {
+			first = f
+		}
+	}
+	if p.ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	if first.err != nil {
+		return nil, first.err
 	}
 	return out, nil
+}
+
+// judge sets a point's means and bounds, and whether it meets the goal.
+func (p *planner) judge(pt *Point) {
+	r := p.r
+	pt.OK = true
+	pt.Mean, pt.Bound = make([]float64, 0, len(r.Goals)), make([]float64, 0, len(r.Goals))
+	for g, gl := range r.Goals {
+		m, b, ok := gl.Judge(pt.Values[g])
+		pt.Mean = append(pt.Mean, m)
+		pt.Bound = append(pt.Bound, b)
+		pt.OK = pt.OK && ok
+	}
+	if r.Maximize != "" {
+		var t sim.Tally
+		for _, v := range pt.Objective {
+			t.Add(v)
+		}
+		pt.ObjMean = t.Mean()
+		if n := len(pt.Objective); n > 1 {
+			pt.ObjHalf = sim.TQuantile(0.95, n-1) * math.Sqrt(t.Variance()/float64(n))
+		}
+	}
 }
 
 func (p *planner) evalOne(ps []format.Param, x float64) (*Point, error) {
@@ -368,45 +524,84 @@ func (p *planner) evalOne(ps []format.Param, x float64) (*Point, error) {
 // it.
 func (p *planner) bisect(a *Axis) error {
 	r := p.r
-	r.XLabel = a.Key
-	at := func(v int) (*Point, error) {
-		return p.evalOne([]format.Param{{Key: a.Key, Value: strconv.Itoa(v)}}, float64(v))
-	}
-	found := func(pt *Point) error {
-		best := int(pt.X[0])
-		r.Found, r.Best, r.Answer = true, pt, pt.X[0]
-		r.AnswerLabel = fmt.Sprintf("answer: %d", best)
-		r.AnswerText = fmt.Sprintf("%s = %d, the smallest value that meets the goal", a.Key, best)
-		if best > a.Lo {
-			r.AnswerText += fmt.Sprintf(" (%d misses it)", best-1)
+	at := func(i int) (string, float64) { v := a.Lo + i; return strconv.Itoa(v), float64(v) }
+	return p.bisectOver(a.Key, a.Hi-a.Lo+1, at, func(best int) {
+		v := a.Lo + best
+		r.AnswerLabel = fmt.Sprintf("answer: %d", v)
+		r.AnswerText = fmt.Sprintf("%s = %d, the smallest value that meets the goal", a.Key, v)
+		if best > 0 {
+			r.AnswerText += fmt.Sprintf(" (%d misses it)", v-1)
 		} else {
 			r.AnswerText += " (the bottom of the range)"
 		}
+	}, fmt.Sprintf("nothing in %d..%d meets the goal: even %s = %d misses it", a.Lo, a.Hi, a.Key, a.Hi))
+}
+
+// bisectList finds the smallest of a list of values of a capacity setting
+// that meets the goal, as bisect does over a range: the values sorted,
+// the largest tried first, then the smallest, then the middle of the
+// bracket.
+func (p *planner) bisectList(a *Axis) error {
+	r := p.r
+	idx := make([]int, len(a.Values))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(a.Nums[i], a.Nums[j]) })
+	at := func(i int) (string, float64) { return a.Values[idx[i]], a.Nums[idx[i]] }
+	last := a.Values[idx[len(idx)-1]]
+	return p.bisectOver(a.Key, len(idx), at, func(best int) {
+		v, _ := at(best)
+		r.AnswerLabel = "answer: " + v
+		r.AnswerText = fmt.Sprintf("%s = %s, the smallest of the %d listed values that meets the goal", a.Key, v, len(idx))
+		if best > 0 {
+			below, _ := at(best - 1)
+			r.AnswerText += fmt.Sprintf(" (%s misses it)", below)
+		} else {
+			r.AnswerText += " (the smallest listed)"
+		}
+	}, fmt.Sprintf("none of the %d listed values meets the goal: even %s = %s misses it", len(idx), a.Key, last))
+}
+
+// bisectOver bisects n ordered values of key (at gives the i-th, as
+// written and as a number) for the smallest that meets the goal; found
+// says the answer, whose index it is given; none is the answer text when
+// even the largest misses.
+func (p *planner) bisectOver(key string, n int, at func(i int) (string, float64), found func(best int), none string) error {
+	r := p.r
+	r.XLabel = key
+	eval := func(i int) (*Point, error) {
+		v, x := at(i)
+		return p.evalOne([]format.Param{{Key: key, Value: v}}, x)
+	}
+	answer := func(pt *Point, i int) error {
+		r.Found, r.Best, r.Answer = true, pt, pt.X[0]
+		found(i)
 		return nil
 	}
-	hi, err := at(a.Hi)
+	hi, err := eval(n - 1)
 	if err != nil {
 		return err
 	}
 	if !hi.OK {
-		r.AnswerText = fmt.Sprintf("nothing in %d..%d meets the goal: even %s = %d misses it", a.Lo, a.Hi, a.Key, a.Hi)
+		r.AnswerText = none
 		return nil
 	}
-	if a.Lo == a.Hi {
-		return found(hi)
+	if n == 1 {
+		return answer(hi, 0)
 	}
-	lo, err := at(a.Lo)
+	lo, err := eval(0)
 	if err != nil {
 		return err
 	}
 	if lo.OK {
-		return found(lo)
+		return answer(lo, 0)
 	}
-	l, h := a.Lo, a.Hi // l misses, h meets
+	l, h := 0, n-1 // l misses, h meets
 	best := hi
 	for h-l > 1 {
 		m := l + (h-l)/2
-		pt, err := at(m)
+		pt, err := eval(m)
 		if err != nil {
 			return err
 		}
@@ -416,7 +611,120 @@ func (p *planner) bisect(a *Axis) error {
 			l = m
 		}
 	}
-	return found(best)
+	return answer(best, h)
+}
+
+// maximize finds the value of one numeric axis with the highest mean of
+// the metric r.Maximize among the values that meet the goal: every value
+// of the axis's grid first (for a range: LO, the powers of two between
+// and HI), then, for an integer range, a bisection on the slope between
+// the best value's neighbours (is the metric at m below that at m+1?),
+// assuming the curve rises to one peak and falls (or flattens) past it.
+// The answer is the best of every evaluated value; with noise near a flat
+// peak, any value within the confidence interval of the best is as good.
+func (p *planner) maximize(a *Axis) error {
+	r := p.r
+	r.XLabel = a.Key
+	var configs [][]format.Param
+	var xs [][]float64
+	for i, v := range a.Values {
+		configs = append(configs, []format.Param{{Key: a.Key, Value: v}})
+		xs = append(xs, []float64{a.Nums[i]})
+	}
+	pts, err := p.eval(configs, xs)
+	if err != nil {
+		return err
+	}
+	score := func(pt *Point) float64 {
+		if !pt.OK {
+			return math.Inf(-1)
+		}
+		return pt.ObjMean
+	}
+	best := bestOf(pts, score)
+	if best == nil {
+		r.AnswerText = "no value of " + a.Key + " meets the goal"
+		return nil
+	}
+	if a.Ints {
+		// The neighbours of the best grid value bracket the peak.
+		sorted := slices.Clone(pts)
+		slices.SortStableFunc(sorted, func(x, y *Point) int { return cmp.Compare(x.X[0], y.X[0]) })
+		k := slices.Index(sorted, best)
+		l, h := int(best.X[0]), int(best.X[0])
+		if k > 0 {
+			l = int(sorted[k-1].X[0])
+		}
+		if k+1 < len(sorted) {
+			h = int(sorted[k+1].X[0])
+		}
+		at := func(v int) (*Point, error) {
+			return p.evalOne([]format.Param{{Key: a.Key, Value: strconv.Itoa(v)}}, float64(v))
+		}
+		for h-l > 1 {
+			m := l + (h-l)/2
+			pm, err := at(m)
+			if err != nil {
+				return err
+			}
+			pn, err := at(m + 1)
+			if err != nil {
+				return err
+			}
+			if score(pm) < score(pn) {
+				l = m + 1
+			} else {
+				h = m
+			}
+		}
+		if _, err := at(l); err != nil {
+			return err
+		}
+		best = bestOf(r.Points, score)
+	}
+	r.Found, r.Best, r.Answer = true, best, best.X[0]
+	v := best.Params[0].Value
+	g := Goal{Metric: r.Maximize}
+	r.AnswerLabel = "peak: " + v
+	r.AnswerText = fmt.Sprintf("%s = %s gives the most %s of the values tried, %s (± %s, 95%%)", a.Key, v, r.Maximize, g.Format(best.ObjMean), g.Format(best.ObjHalf))
+	if len(r.Goals) > 0 {
+		r.AnswerText += " among those that meet the goal"
+	}
+	// The smallest value as good within the best's interval: where the
+	// curve flattens.
+	var knee *Point
+	for _, pt := range r.Points {
+		if pt.OK && pt.ObjMean >= best.ObjMean-best.ObjHalf && (knee == nil || pt.X[0] < knee.X[0]) {
+			knee = pt
+		}
+	}
+	if knee != nil && knee.X[0] < best.X[0] {
+		r.AnswerText += fmt.Sprintf("; from %s = %s the %s is within that interval of it", a.Key, knee.Params[0].Value, r.Maximize)
+	}
+	lo, hi := slices.Min(a.Nums), slices.Max(a.Nums)
+	switch best.X[0] {
+	case hi:
+		r.AnswerText += "; it is the largest value tried: the " + r.Maximize + " may rise beyond it"
+	case lo:
+		r.AnswerText += "; it is the smallest value tried"
+	}
+	return nil
+}
+
+// bestOf is the point of highest score, the first (in evaluation order)
+// of the smallest value among equals; nil when every score is −Inf.
+func bestOf(pts []*Point, score func(*Point) float64) *Point {
+	var best *Point
+	for _, pt := range pts {
+		sc := score(pt)
+		if math.IsInf(sc, -1) {
+			continue
+		}
+		if best == nil || sc > score(best) || sc == score(best) && pt.X[0] < best.X[0] {
+			best = pt
+		}
+	}
+	return best
 }
 
 // grid evaluates every combination of the axes' values and answers the
@@ -485,13 +793,48 @@ func cheaper(a, b []float64) bool {
 	return false
 }
 
-// maxLoad is the most users, or requests per second, findLoad tries.
+// maxLoad is the most users, or requests per second, findLoad ever
+// tries, whatever the cap.
 const maxLoad = 1e6
+
+// LoadCap is the most load the search for it (PlanOptions.Find) tries
+// unless told otherwise, and why: 4 × the load at which the binding
+// throttle saturates by the operational laws (SaturatesAt), and at least
+// twice the file's peak (start) — past saturation throughput cannot grow,
+// so a goal that still holds at four times it does not depend on the
+// load, and the search stops there with the verdict that the goal holds
+// up to the cap. Without a binding throttle, 1,024 × the peak. Never
+// more than 10^6; users are whole.
+func LoadCap(a model.Analysis, start float64, users bool) (limit float64, why string) {
+	unit := " requests/s"
+	if users {
+		unit = " users"
+	}
+	sat := a.SaturatesAt
+	switch {
+	case a.Binding != nil && sat > 0 && !math.IsInf(sat, 0):
+		limit = 4 * sat
+		why = fmt.Sprintf("4 × the %s%s at which %s saturates by the operational laws", fmtCount(sat), unit, a.Binding.Throttle)
+		if 2*start > limit {
+			limit, why = 2*start, "2 × the file's peak, above 4 × the load at which "+a.Binding.Throttle+" saturates"
+		}
+	default:
+		limit, why = 1024*start, "1,024 × the file's peak: no throttle binds by the operational laws"
+	}
+	if limit > maxLoad {
+		limit, why = maxLoad, fmt.Sprintf("the most tsim plan tries, %s%s", fmtCount(maxLoad), unit)
+	}
+	if users {
+		limit = math.Max(1, math.Ceil(limit))
+	}
+	return limit, why
+}
 
 // findLoad finds the most users (or the highest rate) that meets the goal:
 // exponential search from the file's peak for a bracket, then bisection,
-// to one user or to 1% of the rate.
-func (p *planner) findLoad(a model.Analysis) error {
+// to one user or to 1% of the rate, up to a cap (maxLoad, when > 0, or
+// LoadCap).
+func (p *planner) findLoad(a model.Analysis, maxLoad float64) error {
 	r := p.r
 	users := r.Find == "users"
 	key, start, unit := "load.rate", a.Rate, " requests/s"
@@ -501,6 +844,14 @@ func (p *planner) findLoad(a model.Analysis) error {
 		r.XLabel = "users"
 	}
 	r.Start = start
+	if maxLoad > 0 {
+		r.Cap, r.CapWhy = maxLoad, "as given"
+		if users {
+			r.Cap = math.Max(1, math.Floor(maxLoad))
+		}
+	} else {
+		r.Cap, r.CapWhy = LoadCap(a, start, users)
+	}
 	fmtLoad := func(v float64) string {
 		if users {
 			return strconv.Itoa(int(v))
@@ -517,7 +868,8 @@ func (p *planner) findLoad(a model.Analysis) error {
 		r.AnswerText = fmt.Sprintf("the configuration holds %s%s within the goal", fmtCount(best), unit)
 		switch {
 		case capped:
-			r.AnswerText += " (the search stops there)"
+			r.AnswerText = fmt.Sprintf("the goal holds up to the cap: %s%s, the most the search tries (%s); it may hold beyond (--max-load)",
+				fmtCount(best), unit, r.CapWhy)
 		case users:
 			r.AnswerText += fmt.Sprintf("; at %s it misses", fmtCount(best+1))
 		default:
@@ -528,6 +880,7 @@ func (p *planner) findLoad(a model.Analysis) error {
 	if users {
 		start = math.Max(1, math.Round(start))
 	}
+	start = math.Min(start, r.Cap)
 	pt, err := at(start)
 	if err != nil {
 		return err
@@ -537,8 +890,8 @@ func (p *planner) findLoad(a model.Analysis) error {
 	if pt.OK {
 		lo, best = start, pt
 		for {
-			next := math.Min(2*lo, maxLoad)
-			if next == lo {
+			next := math.Min(2*lo, r.Cap)
+			if next <= lo {
 				return found(best, true)
 			}
 			pt, err := at(next)

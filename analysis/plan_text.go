@@ -33,14 +33,29 @@ func (r *PlanResult) WriteText(w io.Writer) error {
 	if r.Reps == 1 {
 		rule = "one replication, without confidence"
 	}
-	para(w, "goal: %s, each judged on %s", GoalText(r.Goals, " and "), rule)
+	if len(r.Goals) > 0 {
+		para(w, "goal: %s, each judged on %s", GoalText(r.Goals, " and "), rule)
+	} else {
+		para(w, "goal: none (every value counts)")
+	}
 	switch r.Method {
 	case MethodLoad:
-		para(w, "search: the most %s within the goal — doubling from the file's peak of %s to bracket it, then bisection",
-			map[string]string{"users": "users", "rate": "requests per second"}[r.Find], fmtCount(r.Start))
+		para(w, "search: the most %s within the goal — doubling from the file's peak of %s to bracket it, then bisection; at most %s (%s)",
+			map[string]string{"users": "users", "rate": "requests per second"}[r.Find], fmtCount(r.Start), fmtCount(r.Cap), r.CapWhy)
 	case MethodBisect:
 		a := r.Axes[0]
+		if !a.Ints {
+			para(w, "search: bisection over the %d listed values of %s, in increasing order (a capacity setting: more never makes the goal harder to meet)", len(a.Values), a.Key)
+			break
+		}
 		para(w, "search: bisection over %s in %d..%d (a capacity setting: more never makes the goal harder to meet)", a.Key, a.Lo, a.Hi)
+	case MethodMax:
+		a := r.Axes[0]
+		refine := ""
+		if a.Ints {
+			refine = ", then bisection on the slope (is it lower at m than at m+1?) between the best one's neighbours"
+		}
+		para(w, "search: the most %s (mean across replications) over %s ∈ {%s}%s", r.Maximize, a.Key, strings.Join(a.Values, ", "), refine)
 	default:
 		var desc []string
 		size := 1
@@ -61,6 +76,8 @@ func (r *PlanResult) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	if r.Found {
 		para(w, "answer: %s.", r.AnswerText)
+	} else if r.Interrupted {
+		para(w, "no answer: %s.", r.AnswerText)
 	} else {
 		para(w, "no answer: %s.", r.AnswerText)
 	}
@@ -110,6 +127,13 @@ func (r *PlanResult) writePoints(w io.Writer) error {
 			header = append(header, g.Metric+" mean → "+b+" bound")
 		}
 	}
+	if r.Maximize != "" {
+		h := r.Maximize + " mean"
+		if r.Reps > 1 {
+			h += " ± 95%"
+		}
+		header = append(header, h)
+	}
 	header = append(header, "meets goal")
 	t := report.NewTable(w, 0, header...)
 	pts := append([]*Point(nil), r.Points...)
@@ -131,6 +155,14 @@ func (r *PlanResult) writePoints(w io.Writer) error {
 			cell := gl.Format(pt.Mean[g])
 			if r.Reps > 1 && !math.IsInf(pt.Mean[g], 0) {
 				cell += " → " + gl.Format(pt.Bound[g])
+			}
+			row = append(row, cell)
+		}
+		if r.Maximize != "" {
+			g := Goal{Metric: r.Maximize}
+			cell := g.Format(pt.ObjMean)
+			if r.Reps > 1 {
+				cell += " ± " + g.Format(pt.ObjHalf)
 			}
 			row = append(row, cell)
 		}

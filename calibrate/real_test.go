@@ -323,7 +323,11 @@ func TestCaptureHostile(t *testing.T) {
 		want string
 	}{
 		{"a 2 MB cell", func() []byte { r := records(t, base); r[20][cpu] = huge; return join(r) }(), "bad value"},
-		{"a 2 MB counter path", func() []byte { r := records(t, base); r[0][cpu] = `\\` + huge + `\Processor(_Total)\% Processor Time`; return join(r) }(), ""},
+		{"a 2 MB counter path", func() []byte {
+			r := records(t, base)
+			r[0][cpu] = `\\` + huge + `\Processor(_Total)\% Processor Time`
+			return join(r)
+		}(), ""},
 		{"a 2 MB first field", func() []byte { r := records(t, base); r[0][0] = "(PDH-CSV 4.0) " + huge; return join(r) }(), "not a PDH CSV file"},
 		{"a 2 MB time", func() []byte { r := records(t, base); r[5][0] = huge; return join(r) }(), "bad time"},
 		{"control characters", func() []byte { r := records(t, base); r[20][cpu] = "1\x1b[2J\x00\u202e"; return join(r) }(), `bad value "1\x1b[2J\x00\u202e"`},

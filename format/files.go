@@ -23,6 +23,8 @@ type files struct {
 	mu    sync.Mutex
 	total int64                 // bytes ReadFile has returned
 	dists map[string]distResult // by the distribution string as written
+	// traces are the load tests' results a trace load names (trace.go).
+	traces map[string]traceResult
 }
 
 type distResult struct {

@@ -874,6 +874,9 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	if hasRate || hasRateS {
 		kind = "open"
 	}
+	if _, ok := get("load.trace"); ok {
+		kind = "trace"
+	}
 	if s, ok := get("load.kind"); ok {
 		kind = s.v.(string)
 	}
@@ -911,11 +914,17 @@ func (p *loader) resolveLoad(doc *docSpec, top0 *chain, index map[string]int, na
 	wrong := func(keys []string, k string) {
 		for _, key := range keys {
 			if _, ok := get(key); ok {
-				top.errAt(key, "applies to %s loads; load.kind is %q", map[string]string{"closed": "open", "open": "closed"}[k], k)
+				top.errAt(key, "applies to %s loads; load.kind is %q", loadKindOf(key), k)
 			}
 		}
 	}
+	if kind != "trace" {
+		wrong([]string{"load.trace", "load.replay"}, kind)
+	}
 	switch kind {
+	case "trace":
+		wrong(append(openKeys, "load.users", "load.users_schedule"), kind)
+		p.resolveTrace(top, get, &l)
 	case "closed":
 		l.Kind = model.LoadClosed
 		l.Users = schedule("load.users", "load.users_schedule", "users")

@@ -31,6 +31,7 @@ const (
 	tSchedule // [{at = "0s", value = 60}, ...]
 	tWarmup   // duration or "auto"
 	tInterarrival
+	tFile // a file name, read through the caller's ReadFile (load.trace)
 )
 
 type keyDef struct {
@@ -156,7 +157,9 @@ var topKeys = concatKeys(
 		{name: "warmup", typ: tWarmup, min: 0, max: maxSettingDur.Seconds()},
 		durKey("sample_every", 0, day, true),
 		floatKey("precision", 0, 1, false),
-		enumKey("load.kind", "closed", "open"),
+		enumKey("load.kind", "closed", "open", "trace"),
+		{name: "load.trace", typ: tFile},
+		enumKey("load.replay", "arrivals", "users"),
 		{name: "load.target", typ: tString},
 		intKey("load.users", 1, MaxUsers, "users"),
 		{name: "load.users_schedule", typ: tSchedule, max: MaxUsers},
@@ -363,6 +366,15 @@ func parseValue(d *keyDef, raw any, fs *files) (any, error) {
 		}
 		if msg := nameProblem(s); msg != "" {
 			return nil, errors.New(msg)
+		}
+		return s, nil
+	case tFile:
+		s, ok := raw.(string)
+		if !ok || s == "" {
+			return nil, wantErr("a file name", raw)
+		}
+		if len(s) > 4096 || strings.ContainsAny(s, "\x00\n\r") {
+			return nil, errors.New("must be a file name (at most 4096 bytes, on one line)")
 		}
 		return s, nil
 	case tEnum:

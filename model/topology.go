@@ -545,6 +545,11 @@ type Load struct {
 	Users Schedule // LoadClosed: concurrent users over time
 	Think sim.Dist // LoadClosed: think time between a reply and the next request
 	Rate  Schedule // LoadOpen: arrivals per second over time
+	// Arrivals, if not nil, are the instants of an open load replayed as
+	// they were (a load test's trace: format's load kind "trace"), in
+	// order; Rate is then their rate over time, for the bounds, and is
+	// not used to generate.
+	Arrivals []time.Duration
 	// Interarrival shapes open arrivals; its mean is rescaled to 1/rate.
 	// Zero: Poisson (exponential).
 	Interarrival sim.Dist

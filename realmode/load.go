@@ -180,6 +180,10 @@ func (u *user) loop(ctx context.Context) {
 // shape rescaled to the current rate (model loadRT.scheduleArrival).
 func (l *loadRT) open(ctx context.Context) {
 	rt := l.rt
+	if l.spec.Arrivals != nil {
+		l.traced(ctx)
+		return
+	}
 	peak := l.spec.Rate.Max()
 	if peak <= 0 {
 		return
@@ -216,6 +220,25 @@ func (l *loadRT) open(ctx context.Context) {
 				l.request(ctx, nil)
 			}()
 		}
+	}
+}
+
+// traced replays a trace's arrivals (model.Load.Arrivals) at their
+// instants.
+func (l *loadRT) traced(ctx context.Context) {
+	rt := l.rt
+	for _, at := range l.spec.Arrivals {
+		if at > rt.top.Duration {
+			return
+		}
+		if rt.clk.sleepUntil(ctx, rt.clk.toReal(at)) != nil {
+			return
+		}
+		rt.loadWG.Add(1)
+		go func() {
+			defer rt.loadWG.Done()
+			l.request(ctx, nil)
+		}()
 	}
 }
 

@@ -223,7 +223,7 @@ func (t *tierRT) closeSessionLocked(s *sessState) {
 }
 
 // leaveSession is a job's end on its proxy: a per-call proxy's session
-// ends with its job (holdSession), a closed proxy's with its last job.
+// ends with its job (model.HoldSession), a closed proxy's with its last job.
 func (j *job) leaveSession() {
 	s := j.sess
 	if s == nil || j.msg != model.MsgCall {
@@ -232,9 +232,6 @@ func (j *job) leaveSession() {
 	t := j.t
 	t.sessMu.Lock()
 	defer t.sessMu.Unlock()
-	if j.holdSession && !j.keepsSession() {
-		t.closeSessionLocked(s)
-	}
 	s.jobs--
 	s.lastActive = t.rt.clk.now()
 	if s.dead && s.jobs == 0 {
@@ -313,8 +310,7 @@ func (j *job) openSession() error {
 		// job.openSession): it waits among the listener's pending and
 		// backlogged connections, or is refused when they are full.
 		t.sessMu.Lock()
-		inUse, _ := t.sessions.snapshot()
-		if inUse >= t.sessions.limit && model.DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == model.DecisionReject {
+		if !t.sessions.free() && model.DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == model.DecisionReject {
 			s.opener = nil
 			close(s.ready)
 			t.sessMu.Unlock()
@@ -352,7 +348,7 @@ func (j *job) openSession() error {
 	s.session, s.instance, s.opener = true, t.spec.WCF.Instancing == model.PerSession, nil
 	t.unpendLocked(s) // accepted: no longer a pending security session
 	if s.perCall {
-		j.holdSession = true
+		j.held.Take(model.HoldSession)
 	}
 	close(s.ready)
 	return nil

@@ -556,16 +556,14 @@ type job struct {
 	leftHost               bool
 	queued, threadRejected bool
 
-	workerW                                                  *waiter
-	holdWorker, holdThread, holdCall, holdInstance, holdConc bool
-	holdGates                                                int // the first holdGates of the tier's gates
-	thread                                                   *pool
-	locks                                                    []int
+	workerW *waiter        // its worker thread, asked for at admission and not yet granted
+	held    model.Holdings // what it holds in the tier, given back in reverse (finish)
+	thread  *pool
+	locks   []int
 
-	sess        *sessState // its proxy's session (sessionful WCF bindings)
-	user        *user      // a load agent's job: the user it calls for
-	holdSession bool       // a per-call proxy's session: ends with the job
-	conc        *sem       // the instance lock it takes (concLockOf), once known
+	sess *sessState // its proxy's session (sessionful WCF bindings)
+	user *user      // a load agent's job: the user it calls for
+	conc *sem       // the instance lock it takes (concLockOf), once known
 }
 
 var (
@@ -635,7 +633,7 @@ func (t *tierRT) serve(j *job) results.Outcome {
 			}
 		case <-j.ctx.Done():
 			t.admMu.Lock()
-			if !j.admitted {
+			if !j.held.Holds(model.HoldAdmission) {
 				aw.gone = true
 				t.lvAppQ.add(-1)
 			}
@@ -793,11 +791,11 @@ func (j *job) queueThread(p *pool) func(context.Context) error {
 
 func (t *tierRT) admitLocked(j *job) {
 	t.executing++
-	j.admitted = true
+	j.held.Take(model.HoldAdmission)
 	if t.usesWorker() {
 		j.workerW, j.threadRejected = t.worker.beginBounded()
 		if j.workerW == nil && !j.threadRejected {
-			j.holdWorker = true
+			j.held.Take(model.HoldWorker)
 		}
 		if j.workerW != nil {
 			j.queued = true
@@ -952,7 +950,7 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			if err != nil {
 				return results.Failed, true
 			}
-			j.holdWorker = true
+			j.held.Take(model.HoldWorker)
 		}
 		if t.aspnet {
 			j.startExec() // ASP.NET: past the queue, on its worker thread
@@ -995,13 +993,13 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			if err := j.waitFor(bdThrottle, j.queue(t.instances)); err != nil {
 				return results.Failed, true
 			}
-			j.holdInstance = true
+			j.held.Take(model.HoldInstance)
 		}
 	case model.PhaseCallSlot:
 		if err := j.waitFor(bdThrottle, j.queue(t.calls)); err != nil {
 			return results.Failed, true
 		}
-		j.holdCall = true
+		j.held.Take(model.HoldCallSlot)
 	case model.PhaseChannel:
 		// A session's PerSession instance, one call at a time, before
 		// decoding (model.Tier.Walk).
@@ -1010,7 +1008,7 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			if err := j.waitFor(bdLock, j.queue(l)); err != nil {
 				return results.Failed, true
 			}
-			j.holdConc = true
+			j.held.Take(model.HoldChannel)
 		}
 	case model.PhaseConcurrency:
 		// The singleton's lock, taken after decoding (model.Tier.Walk); a
@@ -1022,21 +1020,21 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			paused := false
 			if lw != nil {
 				j.queued = true
-				if j.holdThread {
+				if j.held.Drop(model.HoldThread) {
 					j.thread.release()
-					j.holdThread, paused = false, true
+					paused = true
 					t.drain()
 				}
 			}
 			if err := j.waitFor(bdLock, func(ctx context.Context) error { return l.wait(ctx, lw) }); err != nil {
 				return results.Failed, true
 			}
-			j.holdConc = true
+			j.held.Take(model.HoldInstanceLock)
 			if paused {
 				if err := j.waitFor(bdThread, j.queueThread(j.thread)); err != nil {
 					return results.Failed, true
 				}
-				j.holdThread = true
+				j.held.Take(model.HoldThread)
 			}
 			if !t.aspnet {
 				j.startExec() // past its instance lock, on its thread
@@ -1052,13 +1050,13 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 		if err := j.waitFor(bdThrottle, j.queue(t.gates[ph.Gate])); err != nil {
 			return results.Failed, true
 		}
-		j.holdGates++
+		j.held.TakeGate()
 	case model.PhaseThread:
 		p := t.handlerPool()
 		j.thread = p
-		if p == t.worker && j.holdWorker {
+		if p == t.worker && j.held.Holds(model.HoldWorker) {
 			// An ASP.NET page runs on the worker thread it was given.
-			j.holdWorker, j.holdThread = false, true
+			j.held.Move(model.HoldWorker, model.HoldThread)
 		} else {
 			var tw *waiter
 			if t.usesWorker() {
@@ -1073,7 +1071,7 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 			if err := j.waitFor(bdThread, func(ctx context.Context) error { return p.wait(ctx, tw) }); err != nil {
 				return results.Failed, true
 			}
-			j.holdThread = true
+			j.held.Take(model.HoldThread)
 		}
 		if !t.aspnet && (!t.wcf || j.lockAfterDecode() == nil) {
 			j.startExec() // elsewhere: on the thread its operation runs on (once past its instance lock, if it takes one)
@@ -1145,7 +1143,7 @@ func (j *job) steps() (o results.Outcome, end bool) {
 			if err := j.waitFor(bdLock, j.queue(t.locks[st.Lock])); err != nil {
 				return results.Failed, true
 			}
-			j.locks = append(j.locks, st.Lock)
+			j.held.TakeLock(st.Lock)
 		case model.StepUnlock:
 			j.unlock(st.Lock)
 		case model.StepCall:
@@ -1208,12 +1206,8 @@ func (t *tierRT) useCPU(ctx context.Context, d time.Duration, root *rootReq) err
 }
 
 func (j *job) unlock(l int) {
-	for i, h := range j.locks {
-		if h == l {
-			j.locks = append(j.locks[:i], j.locks[i+1:]...)
-			j.t.locks[l].release()
-			return
-		}
+	if j.held.DropLock(l) {
+		j.t.locks[l].release()
 	}
 }
 
@@ -1226,30 +1220,28 @@ func (j *job) call(spec *model.Call) (results.Outcome, error) {
 	rt := t.rt
 	async := t.spec.Async
 	reentrant := t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant
-	if async && j.holdThread {
+	if async && j.held.Drop(model.HoldThread) {
 		j.thread.release()
-		j.holdThread = false
 		t.drain()
 	}
-	if reentrant && j.holdConc {
+	if reentrant && j.held.Drop(model.HoldInstanceLock) {
 		j.conc.release()
-		j.holdConc = false
 	}
 	o, gone := rt.doCall(j.ctx, rt.callOf[spec], t, j, j.user, j.root)
 	if gone {
 		return results.Failed, context.Cause(j.ctx)
 	}
-	if async && !j.holdThread {
+	if async && !j.held.Holds(model.HoldThread) {
 		if err := j.waitFor(bdThread, j.queueThread(j.thread)); err != nil {
 			return results.Failed, err
 		}
-		j.holdThread = true
+		j.held.Take(model.HoldThread)
 	}
-	if reentrant && !j.holdConc && j.conc != nil {
+	if reentrant && !j.held.Holds(model.HoldInstanceLock) && j.conc != nil {
 		if err := j.waitFor(bdLock, j.queue(j.conc)); err != nil {
 			return results.Failed, err
 		}
-		j.holdConc = true
+		j.held.Take(model.HoldInstanceLock)
 	}
 	return o, nil
 }
@@ -1283,16 +1275,14 @@ func (j *job) accept() {
 			j.endRequest(t.rt.clk.now())
 			j.leftHost = true
 		}
-		if j.holdWorker {
+		if j.held.Drop(model.HoldWorker) {
 			t.worker.release()
-			j.holdWorker = false
 		}
-		t.admMu.Lock()
-		if j.admitted {
+		if j.held.Drop(model.HoldAdmission) {
+			t.admMu.Lock()
 			t.executing--
-			j.admitted = false
+			t.admMu.Unlock()
 		}
-		t.admMu.Unlock()
 		t.drain()
 	}
 	if j.acked != nil {
@@ -1302,51 +1292,52 @@ func (j *job) accept() {
 	}
 }
 
-// finish releases everything in the model's order and records the end.
+// Give gives back one of the job's holdings (model.Holdings.Release).
+func (j *job) Give(k model.Hold, i int) {
+	t := j.t
+	switch k {
+	case model.HoldLock:
+		t.locks[i].release()
+	case model.HoldInstanceLock, model.HoldChannel:
+		j.conc.release()
+	case model.HoldThread:
+		j.thread.release()
+	case model.HoldGate:
+		t.gates[i].release()
+	case model.HoldCallSlot:
+		t.calls.release()
+	case model.HoldInstance:
+		t.instances.release()
+	case model.HoldSession:
+		if !j.keepsSession() {
+			t.sessMu.Lock()
+			t.closeSessionLocked(j.sess)
+			t.sessMu.Unlock()
+		}
+	case model.HoldWorker:
+		t.worker.release()
+	case model.HoldAdmission:
+		t.admMu.Lock()
+		t.executing--
+		t.admMu.Unlock()
+	}
+}
+
+// finish gives back what the job holds, in the reverse of the walk's
+// order (model.Holdings), and records the end.
 func (j *job) finish(o results.Outcome) results.Outcome {
 	t := j.t
 	rt := t.rt
 	j.ended.Store(true)
-	for len(j.locks) > 0 {
-		j.unlock(j.locks[len(j.locks)-1])
-	}
-	if j.holdThread {
-		j.thread.release()
-	}
-	for ; j.holdGates > 0; j.holdGates-- { // gates are taken in walk order
-		t.gates[j.holdGates-1].release()
-	}
-	if j.holdConc {
-		j.conc.release()
-	}
-	if j.holdCall {
-		t.calls.release()
-	}
-	if j.holdInstance {
-		t.instances.release()
-	}
-	if j.holdSession && !j.keepsSession() {
-		j.t.sessMu.Lock()
-		j.t.closeSessionLocked(j.sess)
-		j.holdSession = false
-		j.t.sessMu.Unlock()
-	}
 	if j.workerW != nil {
 		// Still queued for its worker (abort or end of run): give up the
 		// place, or the thread if it was granted meanwhile.
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		_ = t.worker.wait(ctx, j.workerW)
+		t.worker.mu.Lock()
+		j.workerW.Cancel()
+		t.worker.mu.Unlock()
 		j.workerW = nil
 	}
-	if j.holdWorker {
-		t.worker.release()
-	}
-	t.admMu.Lock()
-	if j.admitted {
-		t.executing--
-	}
-	t.admMu.Unlock()
+	j.held.Release(j)
 	if j.inOp {
 		j.endOp()
 	}

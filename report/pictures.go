@@ -78,6 +78,9 @@ func pictures(r *results.Experiment) []picture {
 	if r.IsSweep() {
 		out = append(out, sweepPictures(r)...)
 	}
+	if hasLoadTest(r) {
+		out = append(out, loadTestPicture(r))
+	}
 	for _, pic := range out {
 		if pic.fig != nil {
 			pic.fig.Partial = !r.Complete()

@@ -34,6 +34,7 @@ type scenarioJSON struct {
 	Variant string `json:"variant"`
 	Params  params `json:"params"`
 	results.Aggregate
+	LoadTest *results.LoadTest `json:"load_test,omitempty"`
 }
 
 // summaryJSON is summary.json. Its top-level results are those of the
@@ -100,7 +101,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		s.Sweep = append(s.Sweep, sweepAxisJSON{ax.Key, ax.Values})
 	}
 	for i, sc := range done {
-		j := scenarioJSON{Variant: sc.Variant, Params: params(sc.Params), Aggregate: sc.Agg}
+		j := scenarioJSON{Variant: sc.Variant, Params: params(sc.Params), Aggregate: sc.Agg, LoadTest: sc.LoadTest}
 		if !r.PerReplica { // every machine of a farm only on request
 			j.Aggregate.Replicas, j.Aggregate.ReplicaCalls = nil, nil
 		}

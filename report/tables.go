@@ -90,6 +90,12 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 		fmt.Fprintln(w)
 		return nil
 	}
+	if hasLoadTest(r) {
+		fmt.Fprintln(w)
+		if err := PrintLoadTest(w, r); err != nil {
+			return err
+		}
+	}
 	for _, sc := range done {
 		if len(done) > 1 {
 			fmt.Fprintf(w, "\nvariant %s\n", sc.Variant)

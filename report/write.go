@@ -32,6 +32,7 @@ var OutputFiles = []string{
 	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
 	"counters.png", "latency.png", "latency-cdf.png",
 	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
+	"loadtest.csv", "loadtest.png",
 }
 
 // output is one file to write.
@@ -132,6 +133,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			}
 			b, err = PerfmonCSV(r)
 			if err := add("perfmon.csv", b, err); err != nil {
+				return nil, nil, err
+			}
+		}
+		if hasLoadTest(r) {
+			b, err = LoadTestCSV(r)
+			if err := add("loadtest.csv", b, err); err != nil {
 				return nil, nil, err
 			}
 		}

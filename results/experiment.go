@@ -76,6 +76,9 @@ type Scenario struct {
 	// points for the pictures when the experiment has no sweep; nil
 	// otherwise.
 	First *Run
+	// LoadTest is First's latency over time against a load test's
+	// measurement (tsim run --measured; loadtest.go); nil without one.
+	LoadTest *LoadTest
 }
 
 // Experiment is what one run of an experiment file produced.

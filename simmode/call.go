@@ -99,10 +99,10 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 			cs.conns = newSlots(r.e, spec.Conn.Limit)
 		}
 		c := cs
-		cs.conns.onChange = func() {
+		cs.conns.OnChange = func() {
 			now := r.e.Now()
-			c.lvInUse.Set(now, float64(c.conns.inUse))
-			c.lvWaiting.Set(now, float64(c.conns.waiting))
+			c.lvInUse.Set(now, float64(c.conns.InUse))
+			c.lvWaiting.Set(now, float64(c.conns.Waiting))
 		}
 	}
 	cs.proxy = &proxyState{cs: cs, opening: spec.Proxy.Kind == model.ProxySharedNoOpen}
@@ -332,10 +332,10 @@ func (p *proxyInst) closeSession() {
 	}
 	p.session = false
 	t := p.sessionTier
-	t.sessions.release()
+	t.sessions.Release()
 	if p.instance {
 		p.instance = false
-		t.instances.release()
+		t.instances.Release()
 	}
 }
 
@@ -590,10 +590,9 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		return // an event that was on its way when the call was abandoned
 	}
 	if kind == ckGranted || kind == ckCore {
-		if !c.wr.granted {
-			return // a grant that was given back (see giveBack)
+		if !c.wr.TakeGrant() {
+			return // a grant that was given back (see model.Waiter.Cancel)
 		}
-		c.wr.granted = false
 	}
 	now := e.Now()
 	switch kind {
@@ -601,7 +600,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		c.root.charge(c.waitCat, now.Sub(c.phaseAt))
 		if c.phase == cpConn {
 			c.holdConn = true
-			c.lane = c.wr.lane
+			c.lane = c.wr.Lane()
 			if c.cs.sticky != nil {
 				c.connID = c.cs.sticky.take(c)
 			}
@@ -626,7 +625,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if c.holdCore {
 			c.timer = sim.EventID{}
 			c.holdCore = false
-			c.from.cores.release()
+			c.from.cores.Release()
 		}
 		c.from.cpuOut()
 		c.root.charge(bdCPU, now.Sub(c.phaseAt))
@@ -699,7 +698,7 @@ func (c *call) callerCPU(d time.Duration) {
 	if cores := c.from.cores; cores != nil {
 		// FCFS: wait for a core, then hold it for the demand.
 		c.cpuNeed = d
-		if !cores.acquire(&c.wr, c, ckCore, nil) {
+		if !c.wr.acquire(cores, c, ckCore, nil) {
 			return
 		}
 		c.onCore()
@@ -730,7 +729,7 @@ func (c *call) advance() {
 			if s != nil {
 				c.waitCat = bdThrottle
 				c.phaseAt = c.r.e.Now()
-				if !s.acquire(&c.wr, c, ckGranted, nil) {
+				if !c.wr.acquire(s, c, ckGranted, nil) {
 					return
 				}
 				c.holdProx = true
@@ -769,20 +768,20 @@ func (c *call) advance() {
 			}
 		case cpConn:
 			cn := &c.spec.Conn
-			if full := cn.NoPending || (cn.MaxPending > 0 && c.cs.conns.waiting >= cn.MaxPending); full && !c.cs.conns.free() {
+			if full := cn.NoPending || (cn.MaxPending > 0 && c.cs.conns.Waiting >= cn.MaxPending); full && !c.cs.conns.Free() {
 				c.fail(results.Rejected)
 				return
 			}
 			c.waitCat = bdConn
 			c.phaseAt = c.r.e.Now()
-			if !c.cs.conns.acquire(&c.wr, c, ckGranted, nil) {
+			if !c.wr.acquire(c.cs.conns, c, ckGranted, nil) {
 				if cn.WaitTimeout > 0 {
 					c.timer = c.cs.waitTimeouts.Schedule(c, ckWaitTimeout, nil)
 				}
 				return
 			}
 			c.holdConn = true
-			c.lane = c.wr.lane
+			c.lane = c.wr.Lane()
 			if c.cs.sticky != nil {
 				c.connID = c.cs.sticky.take(c)
 			}
@@ -816,7 +815,7 @@ func (c *call) advance() {
 		case cpBalance:
 			if f := c.spec.Farm; f != nil && !c.spec.PerHost && f.Balancer.MaxConns > 0 {
 				fr := c.r.farms[f.Index]
-				if model.DecideBalancer(&f.Balancer, fr.lb.inUse, fr.lb.waiting) == model.DecisionReject {
+				if model.DecideBalancer(&f.Balancer, fr.lb.InUse, fr.lb.Waiting) == model.DecisionReject {
 					if c.r.measuring {
 						fr.rejected++
 					}
@@ -825,7 +824,7 @@ func (c *call) advance() {
 				}
 				c.waitCat = bdAdmit
 				c.phaseAt = c.r.e.Now()
-				if !fr.lb.acquire(&c.wr, c, ckGranted, nil) {
+				if !c.wr.acquire(fr.lb, c, ckGranted, nil) {
 					return
 				}
 				c.holdLB = true
@@ -1016,10 +1015,7 @@ func (c *call) stop() {
 		e.Cancel(c.negTimer)
 		c.negTimer = sim.EventID{}
 	}
-	if c.wr.active {
-		c.wr.q.abandon(&c.wr)
-	}
-	if c.wr.giveBack() {
+	if c.wr.Cancel() {
 		c.keep = true // its grant event is on its way: do not recycle
 	}
 	if c.cpu.InService() {
@@ -1028,7 +1024,7 @@ func (c *call) stop() {
 	}
 	if c.holdCore {
 		c.holdCore = false
-		c.from.cores.release()
+		c.from.cores.Release()
 		c.from.cpuOut()
 	}
 	if c.sent || c.holdLB {
@@ -1039,10 +1035,10 @@ func (c *call) stop() {
 		if c.cs.sticky != nil {
 			c.cs.sticky.put(c, c.connID)
 		}
-		if c.cs.conns.lanes != nil {
-			c.cs.conns.releaseLane(c.lane)
+		if c.cs.conns.PerConnection() {
+			c.cs.conns.ReleaseLane(c.lane)
 		} else {
-			c.cs.conns.release()
+			c.cs.conns.Release()
 		}
 	}
 }
@@ -1078,12 +1074,12 @@ func (c *call) releaseProxy(graceful bool) {
 		switch c.spec.Proxy.Kind {
 		case model.ProxySharedNoOpen:
 			// The open queue drains when the last waiter has gone through.
-			if ps.mutex.waiting == 0 {
+			if ps.mutex.Waiting == 0 {
 				ps.opening = false
 			}
-			ps.mutex.release()
+			ps.mutex.Release()
 		case model.ProxyPoolWait:
-			ps.pool.release()
+			ps.pool.Release()
 		}
 	}
 }

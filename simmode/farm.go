@@ -25,10 +25,10 @@ func newFarmRT(r *runner, f *model.Farm) *farmRT {
 	fr.rnd = r.e.Stream(fmtPath("farm", f.Name, "balance"))
 	if b := &f.Balancer; b.MaxConns > 0 {
 		fr.lb = newSlots(r.e, b.MaxConns)
-		fr.lb.onChange = func() {
+		fr.lb.OnChange = func() {
 			now := r.e.Now()
-			fr.lvInUse.Set(now, float64(fr.lb.inUse))
-			fr.lvWaiting.Set(now, float64(fr.lb.waiting))
+			fr.lvInUse.Set(now, float64(fr.lb.InUse))
+			fr.lvWaiting.Set(now, float64(fr.lb.Waiting))
 		}
 	}
 	return fr
@@ -66,7 +66,7 @@ type stickyConns struct {
 }
 
 func (s *stickyConns) take(c *call) int {
-	if c.cs.conns.lanes != nil {
+	if c.cs.conns.PerConnection() {
 		s.grow(c.lane)
 		return c.lane
 	}
@@ -92,7 +92,7 @@ func (s *stickyConns) put(c *call, id int) {
 	if c.broken {
 		s.replica[id] = -1
 	}
-	if c.cs.conns.lanes == nil {
+	if !c.cs.conns.PerConnection() {
 		s.free = append(s.free, id)
 	}
 }
@@ -206,6 +206,6 @@ func (c *call) answered() {
 	}
 	if c.holdLB {
 		c.holdLB = false
-		c.r.farms[c.spec.Farm.Index].lb.release()
+		c.r.farms[c.spec.Farm.Index].lb.Release()
 	}
 }

@@ -21,10 +21,9 @@ type job struct {
 	msg   model.MsgKind // a call, or a negotiation leg or close of its proxy (WalkOf)
 	last  bool          // MsgNegotiate: the negotiation's last leg, which issues the token
 
-	phase    int
-	step     int
-	admitted bool
-	ended    bool
+	phase int
+	step  int
+	ended bool
 	// starting: the job is inside startCall, so a call that ends at once
 	// hands its outcome over by an event rather than re-entering the job
 	// (see call.end).
@@ -39,9 +38,8 @@ type job struct {
 	timer    sim.EventID
 	sub      *call
 
-	holdWorker, holdThread, holdCall, holdInstance, holdSession, holdConc bool
-	holdGates                                                             int  // the first holdGates of the tier's gates
-	holdCore                                                              bool // CPUFCFS: holds a core
+	held     model.Holdings // what it holds in the tier, given back in reverse (finish)
+	holdCore bool           // CPUFCFS: holds a core for its CPU demand
 	// pausedThread: it gave its thread back to wait for the instance lock
 	// (a paused MessageRpc) and takes one again once it holds the lock.
 	pausedThread bool
@@ -126,7 +124,8 @@ func (t *tierRT) newJob(c *call) *job {
 	if n := len(r.freeJobs); n > 0 {
 		j = r.freeJobs[n-1]
 		r.freeJobs = r.freeJobs[:n-1]
-		*j = job{locks: j.locks[:0], gen: j.gen}
+		j.held.Reset()
+		*j = job{held: j.held, gen: j.gen}
 	} else {
 		j = &job{}
 	}
@@ -153,10 +152,9 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		return // a reply that was on its way when the job was aborted
 	}
 	if kind == jkGranted || kind == jkRethread || kind == jkRelock || kind == jkCore || kind == jkResume {
-		if !j.wr.granted {
-			return // a grant that was given back (see giveBack)
+		if !j.wr.TakeGrant() {
+			return // a grant that was given back (see model.Waiter.Cancel)
 		}
-		j.wr.granted = false
 	}
 	now := e.Now()
 	switch kind {
@@ -173,7 +171,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if j.holdCore {
 			j.timer = sim.EventID{}
 			j.holdCore = false
-			j.t.cores.release()
+			j.t.cores.Release()
 		}
 		j.t.cpuOut()
 		j.cpuDone(now)
@@ -190,10 +188,10 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	case jkRethread:
 		j.root.charge(bdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.holdThread = true
+		j.held.Take(model.HoldThread)
 		j.afterCall()
 	case jkRetry:
-		if j.kind() != jpSession || j.wr.active {
+		if j.kind() != jpSession || j.wr.Waiting() {
 			return // not (or no longer) waiting for a session someone else opens
 		}
 		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
@@ -202,12 +200,13 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	case jkRelock:
 		j.root.charge(bdLock, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.holdConc = true
+		j.held.Take(model.HoldInstanceLock)
 		j.afterCall()
 	case jkResume:
 		j.root.charge(bdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.holdThread, j.pausedThread = true, false
+		j.held.Take(model.HoldThread)
+		j.pausedThread = false
 		j.lockedIn()
 		j.phase++
 		j.advance()
@@ -218,11 +217,11 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 // WCF pauses a MessageRpc that finds the lock taken (ConcurrencyBehavior
 // queues a MessageRpcWaiter) and resumes it when the lock is released.
 func (j *job) pause() {
-	if !j.holdThread {
+	if !j.held.Drop(model.HoldThread) {
 		return
 	}
-	j.thread.release()
-	j.holdThread, j.pausedThread = false, true
+	j.thread.Release()
+	j.pausedThread = true
 	j.t.drain()
 }
 
@@ -233,7 +232,8 @@ func (j *job) resume() bool {
 		if !j.waitThread(j.thread, jkResume) {
 			return false
 		}
-		j.holdThread, j.pausedThread = true, false
+		j.held.Take(model.HoldThread)
+		j.pausedThread = false
 	}
 	j.lockedIn()
 	return true
@@ -260,7 +260,7 @@ func (j *job) next() {
 func (j *job) grantedPhase() {
 	switch j.kind() {
 	case jpWorker:
-		j.holdWorker = true
+		j.held.Take(model.HoldWorker)
 		if j.t.execPhase == jpWorker {
 			j.startExec()
 		}
@@ -271,26 +271,27 @@ func (j *job) grantedPhase() {
 		j.sessStage++
 		j.phase--
 	case jpInstance:
-		j.holdInstance = true
 		if j.t.spec.WCF.Instancing == model.SingleInstance {
-			j.t.singleInstance = true
-			j.holdInstance = false // the Single instance lives for the run
+			j.t.singleInstance = true // the Single instance lives for the run
+		} else {
+			j.held.Take(model.HoldInstance)
 		}
 	case jpCallSlot:
-		j.holdCall = true
-	case jpChannel, jpConc:
-		j.holdConc = true
+		j.held.Take(model.HoldCallSlot)
+	case jpChannel:
+		j.held.Take(model.HoldChannel)
+	case jpConc:
+		j.held.Take(model.HoldInstanceLock)
 	case jpGate:
-		j.holdGates++
+		j.held.TakeGate()
 	case jpThread:
-		j.holdThread = true
+		j.held.Take(model.HoldThread)
 		if j.t.execPhase == jpThread && j.lockAfterDecode() == nil {
 			j.startExec()
 		}
 	case jpSteps:
 		// a lock step
-		st := &j.t.spec.Steps[j.step]
-		j.locks = append(j.locks, st.Lock)
+		j.held.TakeLock(j.t.spec.Steps[j.step].Lock)
 		j.step++
 		j.phase-- // jkGranted increments the phase; stay in the steps
 	}
@@ -300,7 +301,7 @@ func (j *job) grantedPhase() {
 func (j *job) wait(s *slots, cat int) bool {
 	j.waitCat = cat
 	j.phaseAt = j.t.r.e.Now()
-	return s.acquire(&j.wr, j, jkGranted, nil)
+	return j.wr.acquire(s, j, jkGranted, nil)
 }
 
 func (j *job) waitThread(p *threadPool, kind int32) bool {
@@ -333,14 +334,14 @@ func (j *job) advance() {
 			// admitted (tier.go): the walk goes on
 		case jpWorker:
 			if t.usesWorker() {
-				if t.worker.rejects() {
+				if t.worker.Rejects() {
 					t.reject(j)
 					return
 				}
 				if !j.waitThread(t.worker, jkGranted) {
 					return
 				}
-				j.holdWorker = true
+				j.held.Take(model.HoldWorker)
 			}
 			if t.execPhase == jpWorker {
 				j.startExec()
@@ -363,7 +364,7 @@ func (j *job) advance() {
 					if !j.wait(t.instances, bdThrottle) {
 						return
 					}
-					j.holdInstance = true
+					j.held.Take(model.HoldInstance)
 				}
 			}
 		case jpCallSlot:
@@ -371,14 +372,14 @@ func (j *job) advance() {
 				if !j.wait(t.calls, bdThrottle) {
 					return
 				}
-				j.holdCall = true
+				j.held.Take(model.HoldCallSlot)
 			}
 		case jpChannel:
 			if l := j.lockBeforeDecode(); l != nil {
 				if !j.wait(l, bdLock) {
 					return
 				}
-				j.holdConc = true
+				j.held.Take(model.HoldChannel)
 			}
 		case jpConc:
 			if l := j.lockAfterDecode(); l != nil {
@@ -386,7 +387,7 @@ func (j *job) advance() {
 					j.pause()
 					return
 				}
-				j.holdConc = true
+				j.held.Take(model.HoldInstanceLock)
 				j.lockedIn()
 			}
 		case jpActivate:
@@ -398,22 +399,22 @@ func (j *job) advance() {
 			if !j.wait(t.gates[t.walk[j.phase].Gate], bdThrottle) {
 				return
 			}
-			j.holdGates++
+			j.held.TakeGate()
 		case jpThread:
 			p := t.handlerPool()
 			j.thread = p
-			if p == t.worker && j.holdWorker {
+			if p == t.worker && j.held.Holds(model.HoldWorker) {
 				// An ASP.NET page runs on the worker thread it was given.
-				j.holdWorker, j.holdThread = false, true
+				j.held.Move(model.HoldWorker, model.HoldThread)
 			} else {
-				if !t.usesWorker() && p.rejects() {
+				if !t.usesWorker() && p.Rejects() {
 					t.reject(j) // its first thread: the pool's queue is full
 					return
 				}
 				if !j.waitThread(p, jkGranted) {
 					return
 				}
-				j.holdThread = true
+				j.held.Take(model.HoldThread)
 			}
 			if t.execPhase == jpThread && j.lockAfterDecode() == nil {
 				j.startExec() // else once past its instance lock (lockedIn)
@@ -494,7 +495,7 @@ func (j *job) runStep() bool {
 		if !j.wait(t.locks[st.Lock], bdLock) {
 			return false
 		}
-		j.locks = append(j.locks, st.Lock)
+		j.held.TakeLock(st.Lock)
 		return true
 	case model.StepUnlock:
 		j.unlock(st.Lock)
@@ -507,12 +508,8 @@ func (j *job) runStep() bool {
 }
 
 func (j *job) unlock(l int) {
-	for i, h := range j.locks {
-		if h == l {
-			j.locks = append(j.locks[:i], j.locks[i+1:]...)
-			j.t.locks[l].release()
-			return
-		}
+	if j.held.DropLock(l) {
+		j.t.locks[l].Release()
 	}
 }
 
@@ -524,7 +521,7 @@ func (j *job) useCPU(d time.Duration) {
 		// FCFS: wait for a core, then hold it for the whole demand.
 		j.waitCat = bdCPUWait
 		j.phaseAt = j.cpuStart
-		if !t.cores.acquire(&j.wr, j, jkCore, nil) {
+		if !j.wr.acquire(t.cores, j, jkCore, nil) {
 			return
 		}
 		j.onCore()
@@ -678,7 +675,7 @@ func (j *job) openSession() bool {
 	for {
 		switch j.sessStage {
 		case 0:
-			if j.spec.Binding.Listener && !t.sessions.free() {
+			if j.spec.Binding.Listener && !t.sessions.Free() {
 				// A new connection through the netTcp listener: it waits
 				// among its pending and backlogged connections, or is
 				// refused when they are full.
@@ -707,7 +704,7 @@ func (j *job) openSession() bool {
 			p.session, p.sessionTier, p.opener = true, t, nil
 			p.unpend() // accepted: no longer a pending security session
 			if p.perCall {
-				j.holdSession = true
+				j.held.Take(model.HoldSession)
 			}
 			p.wakeSessionWaiters()
 			return true
@@ -762,11 +759,11 @@ func (j *job) abandonSession() {
 	}
 	t := j.t
 	if j.sessStage >= 1 {
-		t.sessions.release()
+		t.sessions.Release()
 	}
 	if p.instance && !p.session {
 		p.instance = false
-		t.instances.release()
+		t.instances.Release()
 	}
 	p.opener = nil
 	p.unpend() // its channel went away unopened
@@ -829,13 +826,11 @@ func (j *job) accept() {
 			j.endRequest(now)
 			j.leftHost = true
 		}
-		if j.holdWorker {
-			t.worker.release()
-			j.holdWorker = false
+		if j.held.Drop(model.HoldWorker) {
+			t.worker.Release()
 		}
-		if j.admitted {
+		if j.held.Drop(model.HoldAdmission) {
 			t.executing--
-			j.admitted = false
 		}
 		t.drain()
 	}
@@ -853,14 +848,12 @@ func (j *job) accept() {
 func (j *job) startCall(spec *model.Call) {
 	t := j.t
 	async := t.spec.Async
-	if async && j.holdThread {
-		j.thread.release()
-		j.holdThread = false
+	if async && j.held.Drop(model.HoldThread) {
+		j.thread.Release()
 		t.drain()
 	}
-	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && j.holdConc {
-		j.concLock().release()
-		j.holdConc = false
+	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && j.held.Drop(model.HoldInstanceLock) {
+		j.concLock().Release()
 	}
 	j.phaseAt = t.r.e.Now()
 	var u *user
@@ -889,20 +882,20 @@ func (j *job) subDone(c *call) {
 // call, then moves on (or fails if the call failed).
 func (j *job) afterCall() {
 	t := j.t
-	if t.spec.Async && !j.holdThread {
+	if t.spec.Async && !j.held.Holds(model.HoldThread) {
 		if !j.waitThread(j.thread, jkRethread) {
 			return
 		}
-		j.holdThread = true
+		j.held.Take(model.HoldThread)
 	}
-	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && !j.holdConc {
+	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && !j.held.Holds(model.HoldInstanceLock) {
 		if l := j.concLock(); l != nil {
 			j.waitCat = bdLock
 			j.phaseAt = t.r.e.Now()
-			if !l.acquire(&j.wr, j, jkRelock, nil) {
+			if !j.wr.acquire(l, j, jkRelock, nil) {
 				return
 			}
-			j.holdConc = true
+			j.held.Take(model.HoldInstanceLock)
 		}
 	}
 	if j.err != results.Completed {
@@ -922,9 +915,7 @@ func (j *job) abort() {
 		return
 	}
 	t := j.t
-	if j.wr.active {
-		j.wr.q.abandon(&j.wr)
-	}
+	j.wr.Leave()
 	if j.cpu.InService() {
 		t.cpu.Remove(&j.cpu)
 		t.cpuOut()
@@ -941,6 +932,33 @@ func (j *job) abort() {
 	j.finish(results.Failed)
 }
 
+// Give gives back one of the job's holdings (model.Holdings.Release).
+func (j *job) Give(k model.Hold, i int) {
+	t := j.t
+	switch k {
+	case model.HoldLock:
+		t.locks[i].Release()
+	case model.HoldInstanceLock, model.HoldChannel:
+		j.concLock().Release()
+	case model.HoldThread:
+		j.thread.Release()
+	case model.HoldGate:
+		t.gates[i].Release()
+	case model.HoldCallSlot:
+		t.calls.Release()
+	case model.HoldInstance:
+		t.instances.Release()
+	case model.HoldSession:
+		if !j.keepsSession() {
+			j.proxy.closeSession()
+		}
+	case model.HoldWorker:
+		t.worker.Release()
+	case model.HoldAdmission:
+		t.executing--
+	}
+}
+
 func (j *job) finish(o results.Outcome) {
 	if j.ended {
 		return
@@ -948,43 +966,14 @@ func (j *job) finish(o results.Outcome) {
 	j.ended = true
 	t := j.t
 	now := t.r.e.Now()
-	if j.wr.active {
-		j.wr.q.abandon(&j.wr)
-	}
 	// A slot handed over at this instant whose grant event has not run yet
 	// goes back; the job is then not recycled, so the event finds it ended.
-	keep := j.wr.giveBack()
+	keep := j.wr.Cancel()
 	j.abandonSession()
-	for len(j.locks) > 0 {
-		j.unlock(j.locks[len(j.locks)-1])
-	}
-	if j.holdThread {
-		j.thread.release()
-	}
-	for ; j.holdGates > 0; j.holdGates-- { // gates are taken in walk order
-		t.gates[j.holdGates-1].release()
-	}
-	if j.holdConc {
-		j.concLock().release()
-	}
-	if j.holdCall {
-		t.calls.release()
-	}
-	if j.holdInstance {
-		t.instances.release()
-	}
-	if j.holdSession && !j.keepsSession() {
-		j.proxy.closeSession()
-	}
-	if j.holdWorker {
-		t.worker.release()
-	}
+	j.held.Release(j)
 	if j.holdCore {
-		t.cores.release()
+		t.cores.Release()
 		t.cpuOut()
-	}
-	if j.admitted {
-		t.executing--
 	}
 	if j.inOp {
 		j.endOp()

@@ -31,6 +31,7 @@ type loadRT struct {
 
 	generated int64
 	openLive  int64
+	traced    int // the next arrival of a replayed trace (Load.Arrivals)
 }
 
 // user is one closed-loop user: think, request, wait, repeat.
@@ -48,6 +49,7 @@ const (
 	lkSchedule int32 = iota
 	lkArrival
 	ukThinkDone
+	lkTraced // after the others: their values are in the trace hash
 )
 
 func newLoadRT(r *runner) *loadRT {
@@ -75,7 +77,19 @@ func (l *loadRT) start() {
 	case model.LoadClosed:
 		l.OnEvent(l.r.e, lkSchedule, nil)
 	case model.LoadOpen:
+		if l.spec.Arrivals != nil {
+			l.nextTraced()
+			return
+		}
 		l.scheduleArrival()
+	}
+}
+
+// nextTraced schedules a replayed trace's next arrival.
+func (l *loadRT) nextTraced() {
+	if l.traced < len(l.spec.Arrivals) {
+		l.r.e.ScheduleAt(sim.Time(l.spec.Arrivals[l.traced]), sim.ClassArrival, l, lkTraced, nil)
+		l.traced++
 	}
 }
 
@@ -99,6 +113,9 @@ func (l *loadRT) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if next, ok := model.NextChange(l.spec.Users, now); ok {
 			e.ScheduleAt(sim.Time(next), sim.ClassArrival, l, lkSchedule, nil)
 		}
+	case lkTraced:
+		l.openRequest()
+		l.nextTraced()
 	case lkArrival:
 		now := time.Duration(e.Now())
 		rate := l.spec.Rate.At(now)

@@ -94,10 +94,10 @@ func newTierRT(r *runner, i int) *tierRT {
 		}
 		if spec.CPU == model.CPUFCFS {
 			t.cores = newSlots(e, spec.Cores)
-			t.cores.onChange = func() {
+			t.cores.OnChange = func() {
 				now := e.Now()
-				t.lvCPU.Set(now, float64(t.cores.inUse))
-				t.cpuInt.set(now, float64(t.cores.inUse))
+				t.lvCPU.Set(now, float64(t.cores.InUse))
+				t.cpuInt.set(now, float64(t.cores.InUse))
 			}
 		}
 	}
@@ -120,25 +120,25 @@ func newTierRT(r *runner, i int) *tierRT {
 	busy := func(own *level, p *threadPool) func() {
 		return func() {
 			now := e.Now()
-			t.lvBusy.Set(now, float64(t.worker.busy()+t.io.busy()))
-			t.lvTQ.Set(now, float64(t.worker.waiting()+t.io.waiting()))
-			own.Set(now, float64(p.busy()))
+			t.lvBusy.Set(now, float64(t.worker.Busy()+t.io.Busy()))
+			t.lvTQ.Set(now, float64(t.worker.Queued()+t.io.Queued()))
+			own.Set(now, float64(p.Busy()))
 		}
 	}
 	grown := func(own *level, p *threadPool) func() {
 		return func() {
 			now := e.Now()
-			t.lvThreads.Set(now, float64(t.worker.threads+t.io.threads))
-			own.Set(now, float64(p.threads))
+			t.lvThreads.Set(now, float64(t.worker.Threads+t.io.Threads))
+			own.Set(now, float64(p.Threads))
 		}
 	}
-	t.worker.s.onChange, t.io.s.onChange = busy(&t.lvWBusy, t.worker), busy(&t.lvIOBusy, t.io)
-	t.worker.onGrow, t.io.onGrow = grown(&t.lvWorkers, t.worker), grown(&t.lvIOs, t.io)
+	t.worker.OnChange, t.io.OnChange = busy(&t.lvWBusy, t.worker), busy(&t.lvIOBusy, t.io)
+	t.worker.OnGrow, t.io.OnGrow = grown(&t.lvWorkers, t.worker), grown(&t.lvIOs, t.io)
 	if w := spec.WCF; w != nil {
 		t.calls = newSlots(e, w.MaxCalls)
 		t.sessions = newSlots(e, w.MaxSessions)
 		t.instances = newSlots(e, w.MaxInstances)
-		t.instances.onChange = func() { t.lvInst.Set(e.Now(), float64(t.instances.inUse)) }
+		t.instances.OnChange = func() { t.lvInst.Set(e.Now(), float64(t.instances.InUse)) }
 		if w.Instancing == model.SingleInstance && w.Concurrency != model.ConcurrencyMultiple {
 			t.concLock = newSlots(e, 1)
 		}
@@ -227,8 +227,8 @@ func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample
 	t.counts.Sample(&s, perS)
 	for _, c := range t.out {
 		c.each(func(c *callStat) {
-			s.ConnsInUse += float64(c.conns.inUse)
-			s.ConnsWaiting += float64(c.conns.waiting)
+			s.ConnsInUse += float64(c.conns.InUse)
+			s.ConnsWaiting += float64(c.conns.Waiting)
 		})
 	}
 	return s
@@ -311,7 +311,7 @@ func (t *tierRT) arrive(j *job) {
 	case model.AdmitNone:
 		d = model.DecisionRun
 	case model.AdmitClassic:
-		d = model.DecideClassic(t.spec.Worker.Max, t.worker.busy(), a.MinFreeThreads, queued, a.QueueLimit)
+		d = model.DecideClassic(t.spec.Worker.Max, t.worker.Busy(), a.MinFreeThreads, queued, a.QueueLimit)
 	case model.AdmitConcurrent:
 		d = model.DecideConcurrent(t.executing, a.MaxExecuting, queued, a.QueueLimit, a.CountExecuting)
 	}
@@ -345,7 +345,7 @@ func (t *tierRT) reject(j *job) {
 
 func (t *tierRT) admit(j *job) {
 	t.executing++
-	j.admitted = true
+	j.held.Take(model.HoldAdmission)
 	j.started = t.r.e.Now()
 	if t.spec.Admission.ExecutionTimeout > 0 {
 		t.execList = append(t.execList, jobRef{j, j.gen})
@@ -361,7 +361,7 @@ func (t *tierRT) drain() {
 		ok := false
 		switch a.Kind {
 		case model.AdmitClassic:
-			ok = model.CanDrainClassic(t.spec.Worker.Max, t.worker.busy(), a.MinFreeThreads)
+			ok = model.CanDrainClassic(t.spec.Worker.Max, t.worker.Busy(), a.MinFreeThreads)
 		case model.AdmitConcurrent:
 			ok = t.executing < a.MaxExecuting
 		default:

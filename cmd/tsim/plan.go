@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"math"
 	"strings"
 
 	"github.com/tsim-dev/tsim"
@@ -10,7 +12,7 @@ import (
 
 var cmdPlan = &command{
 	Name:      "plan",
-	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate) [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--wide] [--quiet]",
+	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--wide] [--quiet]",
 	Short:     "find the smallest settings that meet a goal, or the most load a setting holds",
 	Long:      helpText("plan"),
 	Run:       runPlan,
@@ -40,6 +42,8 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	duration := fs.String("duration", "", "")
 	outDir := fs.String("o", "out", "")
 	quiet := fs.Bool("quiet", false, "")
+	maxLoad := fs.Float64("max-load", 0, "")
+	maximize := fs.String("maximize", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -50,8 +54,14 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "no experiment file given")
 	case len(files) > 1:
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
-	case *goalFlag == "":
+	case *goalFlag == "" && *maximize == "":
 		return c.usageError(e, "no --goal given (such as --goal \"p99<1s,timeouts<0.1%%\")")
+	case *maximize != "" && *maximize != "goodput" && *maximize != "throughput":
+		return c.usageError(e, "--maximize must be goodput or throughput, got %q", *maximize)
+	case *maximize != "" && (len(varies) != 1 || *find != ""):
+		return c.usageError(e, "--maximize searches one setting: give one --vary KEY=LO..HI (and no --find)")
+	case set["max-load"] && (*find == "" || !(*maxLoad > 0) || math.IsInf(*maxLoad, 0)):
+		return c.usageError(e, "--max-load bounds --find: give it with --find, a number > 0, got %v", *maxLoad)
 	case len(varies) == 0 && *find == "":
 		return c.usageError(e, "nothing to search: give --vary KEY=LO..HI, or --find users (or rate)")
 	case len(varies) > 0 && *find != "":
@@ -72,10 +82,13 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
 	}
 	opt := tsim.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
-		Search: *search, Workers: numWorkers()}
+		Search: *search, Workers: numWorkers(), MaxLoad: *maxLoad, Maximize: *maximize,
+		Warn: func(s string) { c.errorf(e, "warning: %s", s) }}
 	var err error
-	if opt.Goal, err = tsim.ParseGoal(*goalFlag); err != nil {
-		return c.usageError(e, "%v", err)
+	if *goalFlag != "" {
+		if opt.Goal, err = tsim.ParseGoal(*goalFlag); err != nil {
+			return c.usageError(e, "%v", err)
+		}
 	}
 	for _, v := range varies {
 		a, err := tsim.ParseVary(v)
@@ -120,7 +133,11 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	if err != nil {
 		e.writeOut(out.Bytes())
-		c.errorf(e, "%v", err)
+		if errors.Is(err, tsim.ErrInterrupted) {
+			c.errorf(e, "interrupted; the points that finished are above")
+		} else {
+			c.errorf(e, "%v", err)
+		}
 		return exitFailure
 	}
 	if st := c.writeFiles(e, &out, *outDir, x.Stem(), r.WriteFiles, *quiet); st != exitOK {

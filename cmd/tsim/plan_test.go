@@ -94,7 +94,7 @@ func TestPlanVaryAgainstBruteForce(t *testing.T) {
 		all = append(all, strconv.Itoa(v))
 	}
 	brute, errs, st := tsimMain(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection="+strings.Join(all, ","),
-		"--duration", "30s", "-o", t.TempDir(), "--quiet")
+		"--search", "grid", "--duration", "30s", "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" {
 		t.Fatalf("brute force: status %d, stderr %q", st, errs)
 	}

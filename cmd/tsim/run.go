@@ -15,7 +15,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--json] [--wide] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--measured RESULTS] [--json] [--wide] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -37,6 +37,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	outputsFlag := fs.String("outputs", "json,csv,png", "")
 	noPlots := fs.Bool("no-plots", false, "")
 	perReplica := fs.Bool("per-replica", false, "")
+	measuredFlag := fs.String("measured", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -85,6 +86,15 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	if err := tsim.CheckCPU(*cpuFlag); err != nil {
 		return c.usageError(e, "--cpu must be sharing or cores, got %q", *cpuFlag)
+	}
+	if set["measured"] && opt.Shard.Sharded() {
+		return c.usageError(e, "--measured and --shard: a shard has no runs to compare; run unsharded to compare with a load test")
+	}
+	if set["measured"] {
+		if opt.Measured, err = tsim.ReadMeasured(*measuredFlag); err != nil {
+			c.errorf(e, "%v", err)
+			return exitFailure
+		}
 	}
 
 	// Load every file before running any: a mistake in the last file
