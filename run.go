@@ -12,6 +12,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
+	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
@@ -461,6 +462,13 @@ func ReadMeasured(path string) (*Measured, error) {
 		return nil, err
 	}
 	return &Measured{r}, nil
+}
+
+// CheckFormats checks a list of pictures' formats, such as "png,svg"
+// (tsim run --format).
+func CheckFormats(s string) error {
+	_, err := plots.ParseFormats(s)
+	return err
 }
 
 // CheckCPU checks a real run's CPU discipline: "sharing" or "cores".

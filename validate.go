@@ -162,9 +162,17 @@ func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err er
 	if len(runs) == 0 {
 		return nil, nil, nil
 	}
-	fig, err := plots.Counters(v.Name+": simulated and real counters", runs)
+	pages, err := plots.Counters(v.Name+": simulated and real counters", runs)
 	if err != nil {
-		return nil, []string{fmt.Sprintf("validate-counters.png not drawn: %v", err)}, nil
+		warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
 	}
-	return writeFigure(out, "validate-counters.png", fig)
+	for i, fig := range pages { // validate-counters.png, validate-counters-2.png, ...
+		name := plots.FileName(plots.PageStem("validate-counters", i), plots.PNG)
+		w, _, err := writeFigure(out, name, fig)
+		written = append(written, w...)
+		if err != nil {
+			return written, warnings, err
+		}
+	}
+	return written, warnings, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -35,6 +36,13 @@ type Options struct {
 	Reps int
 	// Input says what the experiment may read.
 	Input input.Options
+	// LoadTest is a load test's results (a JMeter CSV results file, a k6
+	// JSON output, a Gatling simulation.log) recorded with the capture:
+	// its users and think time become the calibrated experiment's load,
+	// and its latency over time is compared with the simulated one. Run
+	// reads it into Measured; "" for none.
+	LoadTest string
+	Measured *loadtest.Result
 	// Names is a names file (ParseNames): the English names of the
 	// counters of a capture in a language the built-in table does not
 	// have. "" for none.
@@ -60,7 +68,11 @@ type Result struct {
 	Calibrated []byte
 	// Compare is each tier's main counters, measured and simulated.
 	Compare []Comparison
-	Figure  *plots.Figure
+	// LoadTest is the client latency over time the load test measured
+	// against the simulated (nil without --loadtest).
+	LoadTest *results.LoadTest
+	loadTest *loadFromTest
+	Figure   *plots.Figure
 	// SimDuration is how long the simulated runs lasted, Reps how many
 	// there were.
 	SimDuration float64
@@ -137,6 +149,15 @@ func Run(ctx context.Context, capture, experiment string, opt Options) (*Result,
 	c, err := readCapture(capture, user)
 	if err != nil {
 		return nil, err
+	}
+	if opt.LoadTest != "" {
+		data, err := input.ReadRegular(opt.LoadTest, format.MaxDataBytes, "load-test results")
+		if err != nil {
+			return nil, err
+		}
+		if opt.Measured, err = loadtest.Parse(data, opt.LoadTest); err != nil {
+			return nil, err
+		}
 	}
 	l, err := input.Load(experiment, opt.Input)
 	if err != nil {
@@ -263,7 +284,12 @@ func Estimate(c *Capture, x *format.Experiment, data []byte, readFile func(strin
 		}
 	}
 	r.checkLittle()
-	r.checkLoad(top, c, w)
+	if opt.Measured != nil {
+		r.useLoadTest(c, opt.Measured)
+	}
+	if r.loadTest == nil || len(r.loadTest.users) == 0 {
+		r.checkLoad(top, c, w)
+	}
 
 	// The simulated runs last the capture's span.
 	if d := time.Duration(math.Ceil(span)) * time.Second; math.Abs(top.Duration.Seconds()-span) > w.every {
@@ -333,6 +359,13 @@ func (r *Result) render() error {
 	}
 	if err := r.checkOverrides(doc, r.Variant); err != nil {
 		return err
+	}
+	if r.loadTest != nil && len(r.loadTest.users) > 0 {
+		if variantSetsLoad(doc) {
+			r.note("load: a variant of the experiment sets a load key, so the load test's users are not written into the calibrated experiment (they are used for nothing else)")
+		} else {
+			r.loadTest.writeLoad(doc)
+		}
 	}
 	r.Calibrated = writeTOML(doc, r.header(r.x, r.Capture, r.top), r.comment)
 	cx, err := format.LoadExperiment(r.output, r.Calibrated, r.readFile)

@@ -37,6 +37,10 @@ type Capture struct {
 	Kind     string // "CSV" or "TSV"
 	Encoding string // "UTF-8", "UTF-16LE", "UTF-16BE" or "Windows-1252"
 	TimeZone string // as the header names it ("" from typeperf)
+	// Bias is the time zone's bias in minutes (UTC = local time + Bias),
+	// when the header gives it (hasBias).
+	Bias    int
+	hasBias bool
 	// Counters are the counters calibrate reads, by their English names.
 	Counters []report.PerfmonCounter
 	Times    []time.Time
@@ -146,6 +150,10 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 		return nil, fmt.Errorf("%s:%d:1: not a PDH %s file: the first field is %s, want \"(PDH-%s 4.0) (<time zone>)(<bias>)\"", file, c.headRow, c.Kind, excerpt(head[0], 48), c.Kind)
 	}
 	c.TimeZone = m[2]
+	if m[3] != "" {
+		c.Bias, _ = strconv.Atoi(m[3])
+		c.hasBias = c.Bias >= -24*60 && c.Bias <= 24*60
+	}
 	if len(head) < 2 {
 		return nil, fmt.Errorf("%s:%d:1: no counter in the header", file, c.headRow)
 	}

@@ -35,6 +35,9 @@ func (r *Result) Simulate(ctx context.Context, opt Options) error {
 		}
 	}
 	r.compare(r.Capture, r.window, runs)
+	if r.loadTest != nil {
+		r.LoadTest = r.loadTest.lt.Compare(runs[0], r.window.from)
+	}
 	r.checkReproduced()
 	if !opt.NoFigure {
 		fig, err := r.figure()

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 // WriteText writes what tsim calibrate prints: the window, each tier's
@@ -105,6 +107,32 @@ func (r *Result) WriteText(out io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	if lt := r.LoadTest; lt != nil {
+		fmt.Fprintf(&b, "client latency, measured by the load test (%s, %s) / simulated, of the requests that ended in each window:\n", lt.File, lt.Tool)
+		fmt.Fprintf(&b, "  %-17s %-13s %-13s %-19s %-19s %s\n", "window", "requests", "errors", "p50", "p90", "p99")
+		lat := func(x float64) string {
+			if math.IsNaN(x) {
+				return "–"
+			}
+			return fmtSeconds(x)
+		}
+		pct := func(x float64) string {
+			if math.IsNaN(x) {
+				return "–"
+			}
+			return fmt.Sprintf("%.3g%%", 100*x)
+		}
+		row := func(name string, w results.LatencyWindow) {
+			m, s := w.Measured, w.Simulated
+			fmt.Fprintf(&b, "  %-17s %-13s %-13s %-19s %-19s %s\n", name, fmt.Sprintf("%d / %d", m.Requests, s.Requests), pct(m.ErrorRate)+" / "+pct(s.ErrorRate),
+				lat(m.P50S)+" / "+lat(s.P50S), lat(m.P90S)+" / "+lat(s.P90S), lat(m.P99S)+" / "+lat(s.P99S))
+		}
+		for _, w := range lt.Windows {
+			row(fmtSeconds(w.FromS)+"–"+fmtSeconds(w.ToS), w)
+		}
+		row("all", lt.Overall)
+		b.WriteString("  (simulated requests: the first run's latency points, a deterministic subsample)\n\n")
+	}
 	if len(r.Notes) > 0 {
 		b.WriteString("notes:\n")
 		for _, n := range r.Notes {
@@ -127,6 +155,7 @@ const notIdentified = `not identified from counters alone (kept from the experim
   - what the wait is: a database, a disk, a lock, a sleep; and waits inside the tier for connections,
     locks or threads, which are left to the model to produce, not written
   - the load: the number of users of a closed load (so its think time), the arrival process
+    (a load test given with --loadtest tells them)
   - the throttles and limits themselves (from the configuration: tsim config) and the network's
     latency and the bindings' costs (from the experiment)
 `

@@ -110,7 +110,7 @@ type TargetResult struct {
 // Verdicts of a target.
 const (
 	Reproduced = "reproduced"      // within the figure's tolerance
-	Consistent = "within interval" // outside the tolerance, inside the prediction's interval widened by it
+	Consistent = "within interval" // outside the tolerance, inside the prediction's (finite) interval widened by it
 	Missed     = "missed"          // neither
 )
 
@@ -120,6 +120,20 @@ const (
 // is cancelled the runs under way stop and Fit returns an error wrapping
 // ctx.Err().
 func Fit(ctx context.Context, x *format.Experiment, text []byte, s *Spec, opt Options) (*Result, error) {
+	f, err := newFitter(ctx, x, s, opt)
+	if err != nil {
+		return nil, err
+	}
+	best, err := f.search()
+	if err != nil {
+		return nil, err
+	}
+	return f.result(best, text)
+}
+
+// newFitter prepares a fit: its seeds, budget and the scenarios the
+// targets need.
+func newFitter(ctx context.Context, x *format.Experiment, s *Spec, opt Options) (*fitter, error) {
 	for _, h := range opt.HoldOut {
 		if !slices.ContainsFunc(s.Targets, func(t Target) bool { return t.Name == h }) {
 			var ns []string
@@ -174,12 +188,7 @@ func Fit(ctx context.Context, x *format.Experiment, text []byte, s *Spec, opt Op
 	if !slices.Contains(f.use, true) {
 		return nil, errors.New("every target is held out or predicted: none is left to fit")
 	}
-
-	best, err := f.search()
-	if err != nil {
-		return nil, err
-	}
-	return f.result(best, text)
+	return f, nil
 }
 
 // fitter is one fit under way.
@@ -769,7 +778,7 @@ func (f *fitter) result(best *point, text []byte) (*Result, error) {
 				tr.Verdict = Missed
 			case math.Abs(tr.Model-t.Value) <= t.Tolerance:
 				tr.Verdict = Reproduced
-			case math.Abs(tr.Model-t.Value) <= math.Hypot(half, t.Tolerance):
+			case finite(half) && math.Abs(tr.Model-t.Value) <= math.Hypot(half, t.Tolerance):
 				tr.Verdict = Consistent
 			default:
 				tr.Verdict = Missed
@@ -936,3 +945,30 @@ func (c covariance) at(j int) float64 {
 
 // String names the experiment and the fitted values.
 func (r *Result) String() string { return fmt.Sprintf("fit of %s: %s", r.Name, paramText(r.Set)) }
+
+// Score simulates x as it is (its own values, no search) with s's seeds
+// and replications and gives every target its model value, residual and
+// whether it lies within the figure's tolerance (Verdict Reproduced or
+// Missed; no intervals). A story's test asserts its figures with it.
+func Score(ctx context.Context, x *format.Experiment, s *Spec, opt Options) ([]TargetResult, error) {
+	f, err := newFitter(ctx, x, s, opt)
+	if err != nil {
+		return nil, err
+	}
+	p := &point{}
+	if err := f.simulate(p); err != nil {
+		return nil, err
+	}
+	var out []TargetResult
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		tr := TargetResult{Target: t, Fitted: f.use[i], Model: p.mean[i], SimHalf: simHalf(p.reps[i]), Lo: math.NaN(), Hi: math.NaN()}
+		tr.Residual = (tr.Model - t.Value) / t.Tolerance
+		tr.Verdict = Missed
+		if math.Abs(tr.Model-t.Value) <= t.Tolerance {
+			tr.Verdict = Reproduced
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}

@@ -233,3 +233,21 @@ func (r *Result) ThinkTime() (Think, bool) {
 	z := n/x - rt
 	return Think{Mean: math.Max(0, z), CV: math.NaN(), From: fmt.Sprintf("the response time law Z = N/X − R: %.4g users on average, %.4g requests/s, %.4g s response time", n, x, rt)}, true
 }
+
+// Shift returns a copy of r whose instants are d later (offset 0 becomes
+// d): to put a test on another measurement's time axis.
+func (r *Result) Shift(d time.Duration) *Result {
+	c := *r
+	c.Requests = make([]Request, len(r.Requests))
+	for i, q := range r.Requests {
+		q.Start += d
+		c.Requests[i] = q
+	}
+	c.Users = make([]UsersPoint, len(r.Users))
+	for i, u := range r.Users {
+		u.At += d
+		c.Users[i] = u
+	}
+	c.Epoch = r.Epoch.Add(-d)
+	return &c
+}

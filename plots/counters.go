@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -244,15 +246,16 @@ func draws(k counter, info tierInfo, st counterStats) bool {
 
 // counterPlan is what Counters draws: the tiers, the time axis, what each
 // run says of each tier, which counters each run draws of each tier
-// (drawn[r][i*len(allCounters)+k]), the panels of each tier, the counters
-// drawn anywhere (the legend's) and each tier's panels' y axes.
+// (drawn[r][i*len(allCounters)+k]) and what its legend says of one that
+// another hides (notes, likewise), the panels of each tier and each
+// tier's panels' y axes.
 type counterPlan struct {
 	names     []string
 	tmax      float64
 	infos     [][]tierInfo
 	drawn     [][]bool
+	notes     [][]string
 	rowPanels [][]bool
-	used      []bool
 	axes      [][]yAxis
 }
 
@@ -266,8 +269,12 @@ func planCounters(runs []Run) (*counterPlan, error) {
 		return nil, fmt.Errorf("plots: counters: run %q has no tiers", runs[0].Label)
 	}
 	nk := len(allCounters)
-	// stats[r][i*nk+k]: counter k of tier i of run r.
+	// stats[r][i*nk+k]: counter k of tier i of run r; same[r][i*nk+k]:
+	// the counters before k in its panel (bit j: the panel's jth) that k
+	// has equalled at every sample so far.
 	stats := make([][]counterStats, len(runs))
+	same := make([][]uint16, len(runs))
+	vals := make([]float64, nk)
 	var tmax float64
 	for ri, r := range runs {
 		if r.Run == nil || len(r.Run.Series) == 0 {
@@ -278,6 +285,15 @@ func planCounters(runs []Run) (*counterPlan, error) {
 		}
 		st := make([]counterStats, len(names)*nk)
 		stats[ri] = st
+		eq := make([]uint16, len(names)*nk)
+		same[ri] = eq
+		for i := range names {
+			for pi, pk := range counterPanels {
+				for j := range pk.counters {
+					eq[i*nk+panelFirst[pi]+j] = 1<<j - 1
+				}
+			}
+		}
 		for _, s := range r.Run.Series {
 			if len(s.Tiers) != len(names) {
 				return nil, fmt.Errorf("plots: counters: run %q: sample at %gs has %d tiers, want %d", r.Label, s.T, len(s.Tiers), len(names))
@@ -302,6 +318,18 @@ func planCounters(runs []Run) (*counterPlan, error) {
 						a.posSum += v
 						a.posN++
 					}
+					vals[k] = v
+				}
+				for pi, pk := range counterPanels {
+					first := panelFirst[pi]
+					for j := 1; j < len(pk.counters); j++ {
+						m := &eq[i*nk+first+j]
+						for b := 0; b < j; b++ {
+							if *m&(1<<b) != 0 && vals[first+b] != vals[first+j] {
+								*m &^= 1 << b
+							}
+						}
+					}
 				}
 			}
 			tmax = max(tmax, s.T)
@@ -319,22 +347,28 @@ func planCounters(runs []Run) (*counterPlan, error) {
 	for i := range rowPanels {
 		rowPanels[i] = make([]bool, len(counterPanels))
 	}
-	used := make([]bool, nk) // drawn anywhere: in the legend
+	notes := make([][]string, len(runs))
 	for ri, r := range runs {
 		infos[ri] = make([]tierInfo, len(names))
 		drawn[ri] = make([]bool, len(names)*nk)
+		notes[ri] = make([]string, len(names)*nk)
 		for i, name := range names {
 			info := tierInfoOf(r.Run, i, name)
 			infos[ri][i] = info
 			for k, c := range allCounters {
 				if draws(c, info, stats[ri][i*nk+k]) {
 					drawn[ri][i*nk+k] = true
-					used[k] = true
 				}
 			}
-			for pi := range counterPanels {
-				for k := panelFirst[pi]; k < panelFirst[pi]+len(counterPanels[pi].counters); k++ {
-					rowPanels[i][pi] = rowPanels[i][pi] || drawn[ri][i*nk+k]
+			for pi, pk := range counterPanels {
+				first := panelFirst[pi]
+				for j := range pk.counters {
+					k := i*nk + first + j
+					if !drawn[ri][k] {
+						continue
+					}
+					rowPanels[i][pi] = true
+					notes[ri][k] = hiddenNote(stats[ri][k], same[ri][k], drawn[ri][i*nk+first:i*nk+first+len(pk.counters)], pk.counters)
 				}
 			}
 		}
@@ -360,136 +394,303 @@ func planCounters(runs []Run) (*counterPlan, error) {
 			axes[i][pi] = panelAxis(pk.scale, sts)
 		}
 	}
-	return &counterPlan{names, tmax, infos, drawn, rowPanels, used, axes}, nil
+	return &counterPlan{names, tmax, infos, drawn, notes, rowPanels, axes}, nil
 }
 
-// Counters draws each run's counters over time like a PerfMon capture: one
-// group of panels per tier, one column per run. A tier's panels are, top
-// to bottom: counts (Requests Executing, Requests Queued, Pipeline Instance
-// Count on an ASP.NET host, Calls Outstanding and Instances on a WCF
-// service, Worker and I/O Threads Busy, Work Items Queued), rates
-// (Requests/Sec, Calls Per Second), durations in seconds (Request
-// Execution Time and Request Wait Time, Calls Duration), outbound
-// connections (Connections In Use, Requests Waiting For A Connection) on a
-// tier that calls others, the memory its requests hold where it holds any,
-// and % Processor Time. A tier has the counters docs/counters.md gives it
-// (what Run.Tiers says of its host); a run without Tiers has those that
-// are not zero throughout. The panels of one tier share their scale across
-// the columns so that runs compare at a glance; counts and durations that
-// differ by more than a factor of 30 are drawn on a logarithmic scale (of
-// 1 + y/unit, so that zero stays at the bottom).
-func Counters(title string, runs []Run) (*Figure, error) {
+// hiddenNote is what a counter's legend entry says of a line that another
+// hides or that lies on the axis: "0 throughout", or "= Requests
+// Executing" when it equals at every sample the first counter drawn
+// before it in its panel (same: its bits, drawn: the panel's counters
+// drawn), which is drawn wider under it; "" otherwise.
+func hiddenNote(st counterStats, same uint16, drawn []bool, ks []counter) string {
+	if st.max == 0 && st.posN == 0 {
+		return "0 throughout"
+	}
+	for b := range ks {
+		if same&(1<<b) != 0 && drawn[b] {
+			return "= " + ks[b].name
+		}
+	}
+	return ""
+}
+
+// Counters draws each run's counters over time like a PerfMon capture, in
+// pages of at most unitsPerPage tiers and maxCounterColumns runs side by
+// side (more runs: further blocks of rows, each tier once in each), so
+// that a page stays a few thousand pixels tall and wide however many
+// tiers and runs there are: the first page is counters.png, the others
+// counters-2.png, ... (PageStem). On a page, each tier has a group of
+// panels and each run a column. A tier's panels are, top to bottom:
+// counts (Requests Executing, Requests Queued, Pipeline Instance Count on
+// an ASP.NET host, Calls Outstanding and Instances on a WCF service,
+// Worker and I/O Threads Busy, Work Items Queued), rates (Requests/Sec,
+// Calls Per Second), durations in seconds (Request Execution Time and
+// Request Wait Time, Calls Duration), outbound connections (Connections
+// In Use, Requests Waiting For A Connection) on a tier that calls others,
+// the memory its requests hold where it holds any, and % Processor Time.
+// Each row of panels has its own legend at its right, in colours distinct
+// within the row; a counter that another hides (equal at every sample: the
+// earlier is drawn wider under it) or that lies on the axis (zero
+// throughout) says so there. A tier has the counters docs/counters.md
+// gives it (what Run.Tiers says of its host); a run without Tiers has
+// those that are not zero throughout. The panels of one tier share their
+// scale across the columns so that runs compare at a glance; counts and
+// durations that differ by more than a factor of 30 are drawn on a
+// logarithmic scale (of 1 + y/unit, so that zero stays at the bottom).
+//
+// A page's panels are made when it is drawn: drawing the pages one after
+// the other holds one page's lines at a time.
+func Counters(title string, runs []Run) ([]*Figure, error) {
 	cp, err := planCounters(runs)
 	if err != nil {
 		return nil, err
 	}
-	names, nk, tmax := cp.names, len(allCounters), cp.tmax
-	infos, drawn, rowPanels, used, axes := cp.infos, cp.drawn, cp.rowPanels, cp.used, cp.axes
-
+	// A tier of a block of runs at a time, a page of unitsPerPage at most:
+	// the tiers of the first block, then of the next.
 	cols, blocks := counterColumns(len(runs))
-	shrink := panelShrink(len(names))
-	const padY = 6       // pixels between two panels
-	const tierGapPx = 10 // pixels added between two tiers
+	var units []counterUnit
+	for b := range blocks {
+		for i := range cp.names {
+			units = append(units, counterUnit{i, b * cols, min(len(runs), (b+1)*cols)})
+		}
+	}
+	var pages []*Figure
+	for u := 0; u < len(units); u += unitsPerPage {
+		pages = append(pages, cp.page(title, runs, units[u:min(len(units), u+unitsPerPage)], cols))
+	}
+	if len(pages) > 1 {
+		for i, f := range pages {
+			f.subtitle = fmt.Sprintf("page %d of %d: ", i+1, len(pages)) + f.subtitle
+		}
+	}
+	return pages, nil
+}
+
+// unitsPerPage is the most tiers a page of counters draws (a tier with
+// more than maxCounterColumns runs counts once for each block of them):
+// three tiers of every panel are about 2,400 pixels tall.
+const unitsPerPage = 3
+
+// counterUnit is a tier's panels for runs r0 to r1.
+type counterUnit struct{ tier, r0, r1 int }
+
+// counterRow is a row of panels of a page: a tier's panel pi for runs r0
+// to r1 (a gap between two tiers when tier is -1), its height in pixels
+// and its legend.
+type counterRow struct {
+	tier, panel int
+	r0, r1      int
+	height      float64
+	legend      []legendLine
+}
+
+// legendLine is a counter in a row's legend, with what it says of a line
+// another hides ("" for nothing).
+type legendLine struct {
+	c    counter
+	note string
+}
+
+// page is the figure of units, in cols columns.
+func (cp *counterPlan) page(title string, runs []Run, units []counterUnit, cols int) *Figure {
+	const padY = 6 // pixels between two panels
+	rows := cp.pageRows(units)
+	var legendW vg.Length
+	for _, r := range rows {
+		legendW = max(legendW, legendWidth(r.legend))
+	}
+	var grid float64
+	for _, r := range rows {
+		grid += r.height
+	}
+	grid += padY * float64(len(rows)-1)
+	legendW += px(legendGapPx)
+	w := max(1200, 600*float64(cols)+float64(legendW/px(1)))
+	// The outer padding, the title and the space below it. At least as
+	// tall as the other pictures: few panels are stretched.
+	h := max(800, 16+36+10+grid)
+	var names []string
+	for _, u := range units {
+		if !slices.Contains(names, cp.names[u.tier]) {
+			names = append(names, cp.names[u.tier])
+		}
+	}
+	sub := "tiers " + strings.Join(names, ", ")
+	if len(names) == 1 {
+		sub = "tier " + names[0]
+	}
+	f := &Figure{Width: px(w), Height: px(h), title: title, subtitle: sub}
+	f.draw = func(c draw.Canvas) {
+		c.Max.Y -= px(10)
+		grid := c
+		grid.Max.X -= legendW
+		panels, weights := cp.panels(runs, rows, len(runs) > 1, cols)
+		tops := drawGrid(grid, panels, weights, px(28), px(padY))
+		for j, r := range rows {
+			if r.tier >= 0 {
+				drawLegendLines(c, grid.Max.X+px(legendGapPx), tops[j], r.legend)
+			}
+		}
+	}
+	return f
+}
+
+// pageRows are the rows of panels of units.
+func (cp *counterPlan) pageRows(units []counterUnit) []counterRow {
+	nk := len(allCounters)
+	const tierGapPx = 10  // pixels added between two tiers
+	const blockGapPx = 40 // between two blocks of runs
+	var rows []counterRow
+	for n, u := range units {
+		if n > 0 {
+			gap := float64(tierGapPx)
+			if u.r0 != units[n-1].r0 {
+				gap = blockGapPx
+			}
+			rows = append(rows, counterRow{tier: -1, height: gap})
+		}
+		i := u.tier
+		for pi, pk := range counterPanels {
+			if !cp.rowPanels[i][pi] {
+				continue
+			}
+			row := counterRow{tier: i, panel: pi, r0: u.r0, r1: u.r1, height: pk.height}
+			for j, c := range pk.counters {
+				k := i*nk + panelFirst[pi] + j
+				// The counter, noted as in every run that draws it.
+				in, note := false, ""
+				for ri := u.r0; ri < u.r1; ri++ {
+					if !cp.drawn[ri][k] {
+						continue
+					}
+					if !in {
+						in, note = true, cp.notes[ri][k]
+					} else if cp.notes[ri][k] != note {
+						note = ""
+					}
+				}
+				if in {
+					row.legend = append(row.legend, legendLine{c, note})
+				}
+			}
+			row.height = max(row.height, legendHeight(row.legend)+legendRoomPx)
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// panels makes the panels of rows: one column for each run of a row's,
+// cols columns in all.
+func (cp *counterPlan) panels(runs []Run, rows []counterRow, several bool, cols int) ([][]*plot.Plot, []float64) {
+	nk := len(allCounters)
 	var panels [][]*plot.Plot
 	var weights []float64
-	for b := range blocks {
-		if b > 0 {
-			panels = append(panels, make([]*plot.Plot, cols))
-			weights = append(weights, blockGapPx)
+	for n, r := range rows {
+		panels = append(panels, make([]*plot.Plot, cols))
+		weights = append(weights, r.height)
+		if r.tier < 0 {
+			continue
 		}
-		block := runs[b*cols : min(len(runs), (b+1)*cols)]
-		for i, name := range names {
-			if i > 0 {
-				panels = append(panels, make([]*plot.Plot, cols))
-				weights = append(weights, tierGapPx)
+		i, pi, pk := r.tier, r.panel, counterPanels[r.panel]
+		first := n == 0 || rows[n-1].tier != i
+		last := n == len(rows)-1 || rows[n+1].tier != i
+		for j, run := range runs[r.r0:r.r1] {
+			ri := r.r0 + j
+			head := ""
+			if first {
+				head = tierHead(cp.names[i], run.Label, several, cp.infos[ri][i])
 			}
-			var last int
-			for pi := range counterPanels {
-				if rowPanels[i][pi] {
-					last = pi
+			xLabel := ""
+			if last {
+				xLabel = "time (s)"
+			}
+			ax := cp.axes[i][pi]
+			yLabel := pk.yLabel
+			if ax.log {
+				yLabel += " (log)"
+			}
+			p := newPlot(head, xLabel, yLabel)
+			if !last {
+				p.X.Tick.Marker = unlabelled{niceTicks{}}
+			}
+			p.X.Min, p.X.Max = 0, cp.tmax
+			ax.apply(&p.Y)
+			var ks []counter
+			for jj, c := range pk.counters {
+				if cp.drawn[ri][i*nk+panelFirst[pi]+jj] {
+					ks = append(ks, c)
 				}
 			}
-			first := true
-			for pi, pk := range counterPanels {
-				if !rowPanels[i][pi] {
-					continue
-				}
-				row := make([]*plot.Plot, cols)
-				for j, r := range block {
-					ri := b*cols + j
-					head := ""
-					if first {
-						head = tierHead(name, r.Label, len(runs) > 1, infos[ri][i])
-					}
-					xLabel := ""
-					if pi == last {
-						xLabel = "time (s)"
-					}
-					ax := axes[i][pi]
-					yLabel := pk.yLabel
-					if ax.log {
-						yLabel += " (log)"
-					}
-					p := newPlot(head, xLabel, yLabel)
-					if pi != last {
-						p.X.Tick.Marker = unlabelled{niceTicks{}}
-					}
-					p.X.Min, p.X.Max = 0, tmax
-					ax.apply(&p.Y)
-					var ks []counter
-					for jj, c := range pk.counters {
-						if drawn[ri][i*nk+panelFirst[pi]+jj] {
-							ks = append(ks, c)
-						}
-					}
-					if len(ks) == 0 {
-						p.Add(panelNote{pk.none})
-					}
-					for n, xy := range tierXYs(r.Run.Series, i, ks, ax) {
-						if ks[n].gap != nil {
-							p.Add(newGappedLine(xy, counterStyle(ks[n])))
-						} else {
-							p.Add(newSeriesLine(xy, counterStyle(ks[n])))
-						}
-					}
-					row[j] = p
-				}
-				panels = append(panels, row)
-				weights = append(weights, math.Round(pk.height*shrink))
-				first = false
+			if len(ks) == 0 {
+				p.Add(panelNote{pk.none})
 			}
+			for n, xy := range tierXYs(run.Run.Series, i, ks, ax) {
+				if ks[n].gap != nil {
+					p.Add(newGappedLine(xy, counterStyle(ks[n])))
+				} else {
+					p.Add(newSeriesLine(xy, counterStyle(ks[n])))
+				}
+			}
+			panels[n][j] = p
 		}
 	}
+	return panels, weights
+}
 
-	var groups []legendGroup
-	for pi, pk := range counterPanels {
-		g := legendGroup{heading: pk.group}
-		for j, c := range pk.counters {
-			if used[panelFirst[pi]+j] {
-				g.entries = append(g.entries, legendEntry{c.name, &plotter.Line{LineStyle: counterStyle(c)}})
-			}
-		}
-		if len(g.entries) > 0 {
-			groups = append(groups, g)
-		}
-	}
+// A row's legend: a line of each counter (and one more for its note)
+// from the top of the row's data area, right of its panels.
+const (
+	legendLinePx    = 16 // a counter's line
+	legendNotePx    = 13 // its note's
+	legendRoomPx    = 30 // of a row that is not its legend: a title, the x axis
+	legendGapPx     = 14 // between the panels and the legend
+	legendThumbPx   = 26 // a counter's line's sample
+	legendTextGapPx = 6  // between the sample and the name
+)
 
-	w := max(1200, 600*float64(cols))
-	legendRows := len(layoutLegend(px(w-16), groups))
-	var grid float64
-	for _, h := range weights {
-		grid += h
+func legendHeight(ls []legendLine) float64 {
+	var h float64
+	for _, l := range ls {
+		h += legendLinePx
+		if l.note != "" {
+			h += legendNotePx
+		}
 	}
-	grid += padY * float64(len(weights)-1)
-	// The outer padding, the title, the legend and the space below it.
-	// At least as tall as the other pictures: few panels are stretched.
-	h := max(800, 16+36+10+legendRowPx*float64(legendRows)+grid)
-	f := &Figure{Width: px(w), Height: px(h), title: title}
-	f.draw = func(c draw.Canvas) {
-		c.Max.Y -= drawLegendGroups(c, c.Max.Y-px(10), groups) + px(10)
-		drawGrid(c, panels, weights, px(28), px(padY))
+	return h
+}
+
+// legendWidth is the width of the widest line of a legend.
+func legendWidth(ls []legendLine) vg.Length {
+	sty, note := textStyle(10, draw.XLeft), noteStyle()
+	var w vg.Length
+	for _, l := range ls {
+		w = max(w, sty.Width(l.c.name), note.Width(l.note))
 	}
-	return f, nil
+	return w + px(legendThumbPx+legendTextGapPx+10)
+}
+
+func noteStyle() text.Style {
+	s := textStyle(9, draw.XLeft)
+	s.Color = grey
+	return s
+}
+
+// drawLegendLines draws a row's legend from x, its first line's top at
+// top.
+func drawLegendLines(c draw.Canvas, x, top vg.Length, ls []legendLine) {
+	sty, note := textStyle(10, draw.XLeft), noteStyle()
+	y := top - px(legendLinePx)/2
+	tx := x + px(legendThumbPx+legendTextGapPx)
+	for _, l := range ls {
+		c.StrokeLine2(counterStyle(l.c), x, y, x+px(legendThumbPx), y)
+		c.FillText(sty, vg.Point{X: tx, Y: y}, l.c.name)
+		y -= px(legendLinePx)
+		if l.note != "" {
+			c.FillText(note, vg.Point{X: tx, Y: y + px(legendLinePx-legendNotePx)/2}, l.note)
+			y -= px(legendNotePx)
+		}
+	}
 }
 
 // tierHead is the title of a tier's top panel: the tier, the run's label
@@ -647,23 +848,10 @@ func (n panelNote) Plot(c draw.Canvas, _ *plot.Plot) {
 	c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}, n.text)
 }
 
-// panelShrink is the share of their heights that the panels of each of n
-// tiers get: all of it up to six tiers, less beyond (at least 60%), so
-// that a long chain's picture stays within a size that draws in seconds.
-func panelShrink(n int) float64 {
-	if n <= 6 {
-		return 1
-	}
-	return max(0.6, math.Sqrt(6/float64(n)))
-}
-
 // maxCounterColumns is the most runs drawn side by side, 600 pixels each;
-// more wrap into further blocks of rows, so that counters.png stays at
-// most 2,400 pixels wide.
+// more go on further blocks of rows, so that a page stays at most 2,400
+// pixels wide and its legends.
 const maxCounterColumns = 4
-
-// blockGapPx is the height of the empty row between two blocks of runs.
-const blockGapPx = 40
 
 // counterColumns spreads n runs over as few blocks of at most
 // maxCounterColumns columns as it can, as evenly as it can: 7 runs are two

@@ -3,14 +3,15 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/tsim-dev/tsim/results"
@@ -110,7 +111,7 @@ func TestCountersPanelMissingInOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decodePNG(t, f)
+	decodePNG(t, onePage(t, f))
 }
 
 func TestCountersAxes(t *testing.T) {
@@ -180,43 +181,60 @@ func TestLog1pTicks(t *testing.T) {
 // TestCounterLegendFits lays the legend of every counter out at the
 // picture's widths: no row is wider than the picture, a heading never ends
 // a row, and every entry is there once.
-func TestCounterLegendFits(t *testing.T) {
-	var groups []legendGroup
-	n := 0
-	for _, p := range counterPanels {
-		g := legendGroup{heading: p.group}
-		for _, c := range p.counters {
-			g.entries = append(g.entries, legendEntry{c.name, &plotter.Line{LineStyle: counterStyle(c)}})
-			n++
-		}
-		groups = append(groups, g)
+// Each row's legend names the counters its panels draw, says which a
+// wider line hides and which lie on the axis, and fits in its row.
+func TestCounterLegends(t *testing.T) {
+	cp, err := planCounters([]Run{story("broken", true), story("fixed", false)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, w := range []float64{600, 1200, 1800, 2400} {
-		rows := layoutLegend(px(w-16), groups)
-		seen := 0
-		for r, row := range rows {
-			var width vg.Length
-			for i, it := range row {
-				width += it.w
-				if i > 0 {
-					width += legendSpace(it)
+	rows := cp.pageRows([]counterUnit{{0, 0, 2}, {1, 0, 2}})
+	legend := func(tier int, group string) map[string]string {
+		for _, r := range rows {
+			if r.tier == tier && counterPanels[r.panel].group == group {
+				m := map[string]string{}
+				for _, l := range r.legend {
+					m[l.c.name] = l.note
 				}
-				if !it.heading {
-					seen++
-				}
-			}
-			if width > px(w-16) {
-				t.Errorf("%v px: row %d is %.0f px wide", w, r, float64(width/px(1)))
-			}
-			if row[len(row)-1].heading {
-				t.Errorf("%v px: row %d ends in the heading %q", w, r, row[len(row)-1].label)
+				return m
 			}
 		}
-		if seen != n {
-			t.Errorf("%v px: %d entries laid out, want %d", w, seen, n)
+		t.Fatalf("tier %d has no %s row", tier, group)
+		return nil
+	}
+	// The back end: executing, outstanding, instances and I/O threads
+	// busy are all 2 throughout; nothing is queued.
+	be := legend(1, "counts")
+	for name, want := range map[string]string{
+		"Requests Executing": "", "Calls Outstanding": "= Requests Executing", "Instances": "= Requests Executing",
+		"I/O Threads Busy": "= Requests Executing", "Requests Queued": "0 throughout",
+	} {
+		if got, ok := be[name]; !ok || got != want {
+			t.Errorf("back end's counts legend: %q says %q (listed: %v), want %q", name, got, ok, want)
 		}
-		if w == 1200 && len(rows) > 4 {
-			t.Errorf("1200 px: %d rows", len(rows))
+	}
+	if len(be) != 5 {
+		t.Errorf("back end's counts legend: %v, want 5 counters", be)
+	}
+	// The front end: both variants' executing counts differ from the
+	// pipelines'.
+	if fe := legend(0, "counts"); fe["Pipeline Instance Count"] != "" || fe["Worker Threads Busy"] != "= Requests Executing" {
+		t.Errorf("front end's counts legend: %v", fe)
+	}
+	for _, r := range rows {
+		if r.tier < 0 {
+			continue
+		}
+		if h := legendHeight(r.legend) + legendRoomPx; r.height < h {
+			t.Errorf("tier %d, %s: row %v px tall, its legend needs %v", r.tier, counterPanels[r.panel].group, r.height, h)
+		}
+		// Colours distinct within a row.
+		seen := map[color.Color]string{}
+		for _, l := range r.legend {
+			if o, ok := seen[l.c.color]; ok {
+				t.Errorf("tier %d, %s: %q and %q share a colour", r.tier, counterPanels[r.panel].group, o, l.c.name)
+			}
+			seen[l.c.color] = l.c.name
 		}
 	}
 }
@@ -312,5 +330,65 @@ func TestDropFlat(t *testing.T) {
 	}
 	if want := []float64{0, 2, 3, 6, 7, 8, 9, 10, 12}; !slices.Equal(got, want) {
 		t.Errorf("kept the points at %v, want %v", got, want)
+	}
+}
+
+// A 200-tier chain draws in pages of a few tiers, none larger than a few
+// thousand pixels, and a page of it takes the memory of a page of a
+// three-tier chain: its lines are made when it is drawn, for its tiers
+// only (issue 26: counters.png of 200 tiers was 1,200 × 87,217 pixels
+// and 887 MB to draw).
+func TestCountersBoundedWhateverTheTiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws pages of a 200-tier chain")
+	}
+	allocated := func(f func()) uint64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		f()
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	draw := func(f *Figure) func() {
+		return func() {
+			if err := f.WritePNG(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	small := []Run{noisyRun("chain", 3, 1200, 4)}
+	long := []Run{noisyRun("chain", 200, 1200, 4)}
+	few, err := Counters("x", small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []*Figure
+	plan := allocated(func() { pages, err = Counters("x", long) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 67 {
+		t.Errorf("%d pages, want 67 of at most %d tiers", len(pages), unitsPerPage)
+	}
+	for i, f := range pages {
+		if w, h := f.Pixels(); w > 2800 || h > 3000 {
+			t.Errorf("page %d is %d × %d pixels", i+1, w, h)
+		}
+	}
+	if !strings.HasPrefix(pages[66].subtitle, "page 67 of 67: tier t198, t199") && !strings.HasPrefix(pages[66].subtitle, "page 67 of 67: tiers t198, t199") {
+		t.Errorf("last page's subtitle %q", pages[66].subtitle)
+	}
+	if plan > 8<<20 {
+		t.Errorf("planning the pages allocated %d MB, want them made when drawn", plan>>20)
+	}
+	// Each drawn once first: the glyphs, text boxes and pixels kept for
+	// every picture.
+	draw(few[0])()
+	want := allocated(draw(few[0]))
+	for _, i := range []int{0, 66} {
+		draw(pages[i])()
+		if got := allocated(draw(pages[i])); float64(got) > 1.5*float64(want) {
+			t.Errorf("page %d of the 200-tier chain allocated %d MB drawing, a page of three tiers %d MB", i+1, got>>20, want>>20)
+		}
 	}
 }

@@ -1,13 +1,14 @@
-// Package plots draws the results of tsim runs as PNG pictures with
-// gonum/plot: counters over time in the style of a PerfMon capture, client
-// latency of each request over time, latency distributions and sweep curves.
+// Package plots draws the results of tsim runs as PNG, SVG or PDF pictures
+// with gonum/plot: counters over time in the style of a PerfMon capture, in
+// pages of a few tiers, client latency of each request over time, latency
+// distributions and sweep curves.
 //
 // It knows the result types of package results and nothing else of tsim: it
 // must not import sim, model or cmd/tsim, so that a picture can be drawn from
 // any run, simulated or real. Every constructor checks its data and returns
 // an error on NaN, Inf or missing data instead of drawing a misleading
 // picture; drawing itself is deterministic, so the same data give the same
-// PNG bytes.
+// bytes in every format.
 //
 // Drawing takes about the same time whatever the number of samples: time
 // series are reduced to what each column of pixels can show (its first,

@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -282,11 +281,12 @@ func majorTicks(m plot.Ticker) plot.Ticker {
 // drawGrid lays panels out in rows and columns, top row first, so that
 // their data areas line up: every panel of a column gets the same left and
 // right margins and every panel of a row the same top and bottom margins.
-// weights are the rows' relative heights; nil panels leave a gap.
-func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, padY vg.Length) {
+// weights are the rows' relative heights; nil panels leave a gap. It
+// returns the top of each row's data areas (a row of gaps: its top).
+func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, padY vg.Length) []vg.Length {
 	rows := len(panels)
 	if rows == 0 {
-		return
+		return nil
 	}
 	cols := len(panels[0])
 	var wsum float64
@@ -327,16 +327,15 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			d := p.DataCanvas(cc)
 			m := margins{d.Min.X - cc.Min.X, cc.Max.X - d.Max.X, d.Min.Y - cc.Min.Y, cc.Max.Y - d.Max.Y}
 			own[j][i] = m
-			if debugMargins && j < 2 {
-				fmt.Println("DEBUG", j, i, p.Title.Text, float64(m.t/px(1)), float64(m.b/px(1)), float64(m.l/px(1)))
-			}
 			left[i] = max(left[i], m.l)
 			right[i] = max(right[i], m.r)
 			bottom[j] = max(bottom[j], m.b)
 			upper[j] = max(upper[j], m.t)
 		}
 	}
+	tops := make([]vg.Length, rows)
 	for j, row := range panels {
+		tops[j] = cells[j][0].Max.Y - upper[j]
 		for i, p := range row {
 			if p == nil {
 				continue
@@ -346,9 +345,8 @@ func drawGrid(c draw.Canvas, panels [][]*plot.Plot, weights []float64, padX, pad
 			p.Draw(cc)
 		}
 	}
+	return tops
 }
-
-var debugMargins = os.Getenv("TSIM_DEBUG_MARGINS") != ""
 
 // legendEntry is one item of a horizontal legend.
 type legendEntry struct {
@@ -379,163 +377,6 @@ func drawLegendRow(c draw.Canvas, y vg.Length, entries []legendEntry) {
 		c.FillText(sty, vg.Point{X: x, Y: y}, e.label)
 		x += sty.Width(e.label) + sep
 	}
-}
-
-// drawLegendRows draws entries in as many centred rows as the canvas width
-// needs, starting at y, and returns the height they take.
-func drawLegendRows(c draw.Canvas, y vg.Length, entries []legendEntry) vg.Length {
-	sty := textStyle(10, draw.XLeft)
-	thumbW, gap, sep := px(26), px(6), px(22)
-	avail := c.Max.X - c.Min.X - px(20)
-	row := px(20)
-	var used vg.Length
-	for len(entries) > 0 {
-		var w vg.Length
-		n := 0
-		for n < len(entries) {
-			ew := thumbW + gap + sty.Width(entries[n].label)
-			if n > 0 {
-				ew += sep
-			}
-			if n > 0 && w+ew > avail {
-				break
-			}
-			w += ew
-			n++
-		}
-		drawLegendRow(c, y-used, entries[:n])
-		entries = entries[n:]
-		used += row
-	}
-	return used
-}
-
-// legendGroup is a heading and the legend entries under it: the series
-// of one kind of panel.
-type legendGroup struct {
-	heading string
-	entries []legendEntry
-}
-
-// legendItem is a group's heading (thumb nil) or an entry, laid out.
-type legendItem struct {
-	label   string
-	thumb   plot.Thumbnailer
-	heading bool
-	w       vg.Length // its width, the space before it included
-}
-
-// legendRowPx is the height of a row of a legend, in pixels.
-const legendRowPx = 20
-
-// Legend metrics: a thumbnail's width, the gap after it, the space between
-// two entries and the space before a group's heading.
-var legendThumbW, legendGap, legendSep, legendGroupSep = px(26), px(6), px(18), px(34)
-
-// layoutLegend breaks groups into rows no wider than width (less a
-// margin), a heading never at the end of a row.
-func layoutLegend(width vg.Length, groups []legendGroup) [][]legendItem {
-	sty := textStyle(10, draw.XLeft)
-	head := headingStyle()
-	avail := width - px(20)
-	var rows [][]legendItem
-	var row []legendItem
-	var used vg.Length
-	add := func(unit []legendItem) {
-		w := unit[0].w
-		lead := legendSep
-		if unit[0].heading {
-			lead = legendGroupSep
-		}
-		for _, it := range unit[1:] {
-			w += it.w + legendSep
-		}
-		if len(row) > 0 && used+lead+w > avail {
-			rows = append(rows, row)
-			row, used = nil, 0
-		}
-		if len(row) > 0 {
-			used += lead
-		}
-		row = append(row, unit...)
-		used += w
-	}
-	for _, g := range groups {
-		items := []legendItem{{label: g.heading + ":", heading: true, w: head.Width(g.heading+":") + px(2)}}
-		whole := items[0].w
-		for _, e := range g.entries {
-			it := legendItem{label: e.label, thumb: e.thumb, w: legendThumbW + legendGap + sty.Width(e.label)}
-			items = append(items, it)
-			whole += legendSep + it.w
-		}
-		// A group that fits in a row of its own does not start at the end
-		// of another.
-		if len(row) > 0 && used+legendGroupSep+whole > avail && whole <= avail {
-			rows = append(rows, row)
-			row, used = nil, 0
-		}
-		add(items[:2]) // a heading stays with its first entry
-		for _, it := range items[2:] {
-			add([]legendItem{it})
-		}
-	}
-	if len(row) > 0 {
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-// headingStyle is the style of a legend group's heading: grey.
-func headingStyle() text.Style {
-	s := textStyle(10, draw.XLeft)
-	s.Color = grey
-	return s
-}
-
-// drawLegendGroups draws groups in centred rows as wide as the canvas
-// allows, starting at y, and returns the height they take.
-func drawLegendGroups(c draw.Canvas, y vg.Length, groups []legendGroup) vg.Length {
-	sty := textStyle(10, draw.XLeft)
-	head := headingStyle()
-	h := sty.FontExtents().Height
-	rows := layoutLegend(c.Max.X-c.Min.X, groups)
-	for r, row := range rows {
-		var total vg.Length
-		for i, it := range row {
-			total += it.w
-			if i > 0 {
-				total += legendSpace(it)
-			}
-		}
-		yy := y - px(legendRowPx)*vg.Length(r)
-		x := (c.Min.X+c.Max.X)/2 - total/2
-		for i, it := range row {
-			if i > 0 {
-				x += legendSpace(it)
-			}
-			if it.heading {
-				c.FillText(head, vg.Point{X: x, Y: yy}, it.label)
-				x += it.w
-				continue
-			}
-			tc := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-				Min: vg.Point{X: x, Y: yy - h/2},
-				Max: vg.Point{X: x + legendThumbW, Y: yy + h/2},
-			}}
-			it.thumb.Thumbnail(&tc)
-			c.FillText(sty, vg.Point{X: x + legendThumbW + legendGap, Y: yy}, it.label)
-			x += it.w
-		}
-	}
-	return px(legendRowPx) * vg.Length(len(rows))
-}
-
-// legendSpace is the space before an item that is not first in its row.
-func legendSpace(it legendItem) vg.Length {
-	if it.heading {
-		return legendGroupSep
-	}
-	return legendSep
 }
 
 // drawHeader draws a figure title and, below it, an optional subtitle; it

@@ -82,7 +82,7 @@ func figures(t *testing.T) map[string]*Figure {
 	runs := []Run{story("broken", true), story("fixed", false)}
 	out := map[string]*Figure{}
 	var err error
-	if out["counters.png"], err = Counters("crack: counters", runs); err != nil {
+	if out["counters.png"], err = first(Counters("crack: counters", runs)); err != nil {
 		t.Fatal(err)
 	}
 	if out["latency.png"], err = Latency("crack: client latency", runs); err != nil {
@@ -93,7 +93,7 @@ func figures(t *testing.T) map[string]*Figure {
 	}
 	// Long noisy series go through decimation, pieces and thinning.
 	noisy := []Run{noisyRun("a", 2, 3600, 1), noisyRun("b", 2, 3600, 2)}
-	if out["counters-noisy.png"], err = Counters("noisy counters", noisy); err != nil {
+	if out["counters-noisy.png"], err = first(Counters("noisy counters", noisy)); err != nil {
 		t.Fatal(err)
 	}
 	if out["latency-noisy.png"], err = Latency("noisy latency", noisy); err != nil {
@@ -183,9 +183,9 @@ func TestBadDataIsAnError(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"counters, no runs", second(Counters("x", nil)), "no data"},
-		{"counters, NaN", second(Counters("x", []Run{withSeriesNaN})), "% Processor Time at 15s is NaN"},
-		{"counters, no series", second(Counters("x", []Run{noSeries})), "no time series"},
+		{"counters, no runs", second(first(Counters("x", nil))), "no data"},
+		{"counters, NaN", second(first(Counters("x", []Run{withSeriesNaN}))), "% Processor Time at 15s is NaN"},
+		{"counters, no series", second(first(Counters("x", []Run{noSeries}))), "no time series"},
 		{"latency, no runs", second(Latency("x", nil)), "no data"},
 		{"latency, Inf", second(Latency("x", []Run{withPointInf})), "is +Inf"},
 		{"latency, no points", second(Latency("x", []Run{noPoints})), "no request outcomes"},
@@ -203,6 +203,14 @@ func TestBadDataIsAnError(t *testing.T) {
 }
 
 func second(_ *Figure, err error) error { return err }
+
+// first is the first of pages.
+func first(pages []*Figure, err error) (*Figure, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pages[0], nil
+}
 
 func TestSweepAxis(t *testing.T) {
 	pos, label, _, logX := sweepAxis("timeout", []string{"500ms", "2s", "20s"})

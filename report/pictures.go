@@ -34,9 +34,14 @@ func pictures(r *results.Experiment) []picture {
 		if r.Replications > 1 {
 			note = fmt.Sprintf(" (first replication, seed %d)", r.Seed)
 		}
-		f, err := plots.Counters(name+": counters over time"+note, runs)
-		out = append(out, picture{"counters.png", f, err})
-		f, err = plots.Latency(name+": client latency of each request"+note, runs)
+		pages, err := plots.Counters(name+": counters over time"+note, runs)
+		if err != nil {
+			out = append(out, picture{"counters.png", nil, err})
+		}
+		for i, f := range pages { // counters.png, counters-2.png, ...
+			out = append(out, picture{plots.FileName(plots.PageStem("counters", i), plots.PNG), f, nil})
+		}
+		f, err := plots.Latency(name+": client latency of each request"+note, runs)
 		out = append(out, picture{"latency.png", f, err})
 	}
 	var cdf []plots.Run

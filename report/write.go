@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,14 +26,20 @@ func WriteFigure(d *atomicio.Dir, name string, fig *plots.Figure) (string, error
 	return filepath.Join(d.Path, name), d.WriteFile(name, png.Bytes())
 }
 
-// OutputFiles are the files tsim writes into an experiment's directory;
-// those a run does not write again are removed so that no stale picture
-// outlives the run it came from.
-var OutputFiles = []string{
-	"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv",
-	"counters.png", "latency.png", "latency-cdf.png",
-	"sweep-throughput.png", "sweep-p99.png", "sweep-timeouts.png",
-	"loadtest.csv", "loadtest.png",
+// OutputFiles are the files tsim writes into an experiment's directory,
+// as patterns of filepath.Match (counters-*.png: the pages of counters
+// after the first); those a run does not write again are removed so that
+// no stale picture outlives the run it came from.
+var OutputFiles = outputFiles()
+
+func outputFiles() []string {
+	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv", "loadtest.csv"}
+	for _, f := range plots.Formats {
+		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest"} {
+			out = append(out, plots.FileName(stem, f))
+		}
+	}
+	return out
 }
 
 // output is one file to write.
@@ -47,6 +54,9 @@ type Outputs struct {
 	JSON bool // summary.json
 	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
 	PNG  bool // the pictures
+	// Formats are the pictures' formats, as plots.ParseFormats reads them
+	// ("png,svg,pdf"); "" is PNG alone.
+	Formats string
 }
 
 // All is every kind of output file.
@@ -83,28 +93,42 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 	// The pictures are drawn while the JSON and CSV files are written: a
 	// run's output takes the time of its longest picture, not the sum.
 	var pics []picture
+	formats := []plots.Format{plots.PNG}
 	if kinds.PNG {
 		pics = pictures(r)
+		if kinds.Formats != "" {
+			if formats, err = plots.ParseFormats(kinds.Formats); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
-	pngs := make([][]byte, len(pics))
-	errs := make([]error, len(pics))
+	// Each picture in each format, at most GOMAXPROCS drawn at once: a
+	// long chain has many pages of counters, each megabytes of pixels.
+	nf := len(formats)
+	data := make([][]byte, len(pics)*nf)
+	errs := make([]error, len(pics)*nf)
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, pic := range pics {
 		if pic.err != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
-				}
+		for j, format := range formats {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				defer func() {
+					if v := recover(); v != nil {
+						errs[i*nf+j] = fmt.Errorf("internal error drawing it: %v (a bug in tsim)", v)
+					}
+				}()
+				var buf bytes.Buffer
+				errs[i*nf+j] = pic.fig.Write(&buf, format)
+				data[i*nf+j] = buf.Bytes()
 			}()
-			var buf bytes.Buffer
-			errs[i] = pic.fig.WritePNG(&buf)
-			pngs[i] = buf.Bytes()
-		}()
+		}
 	}
 	defer wg.Wait() // on an error too: no goroutine outlives the call
 
@@ -149,10 +173,13 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 			warnings = append(warnings, fmt.Sprintf("%s: %s not drawn: %v", r.File, pic.name, pic.err))
 			continue
 		}
-		if errs[i] != nil {
-			return nil, nil, fmt.Errorf("%s: %w", pic.name, errs[i])
+		for j, format := range formats {
+			name := plots.FileName(strings.TrimSuffix(pic.name, ".png"), format)
+			if errs[i*nf+j] != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, errs[i*nf+j])
+			}
+			outs = append(outs, output{name, data[i*nf+j]})
 		}
-		outs = append(outs, output{pic.name, pngs[i]})
 	}
 	return outs, warnings, nil
 }
@@ -173,11 +200,20 @@ func WriteOutputs(d *atomicio.Dir, r *results.Experiment, kinds Outputs) (writte
 		}
 		written = append(written, o.name)
 	}
-	for _, name := range OutputFiles {
-		if !slices.Contains(written, name) {
-			if err := d.Remove(name); err != nil {
-				return written, warnings, err
-			}
+	entries, err := d.Entries()
+	if err != nil {
+		return written, warnings, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || slices.Contains(written, name) || !slices.ContainsFunc(OutputFiles, func(p string) bool {
+			ok, _ := filepath.Match(p, name)
+			return ok
+		}) {
+			continue
+		}
+		if err := d.Remove(name); err != nil {
+			return written, warnings, err
 		}
 	}
 	return written, warnings, nil

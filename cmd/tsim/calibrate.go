@@ -12,7 +12,7 @@ import (
 
 var cmdCalibrate = &command{
 	Name:      "calibrate",
-	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
+	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--loadtest RESULTS] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
 	Short:     "estimate demands from a PerfMon capture and compare the calibrated model with it",
 	Long:      helpText("calibrate"),
 	Run:       runCalibrate,
@@ -25,6 +25,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	variant := fs.String("variant", "", "")
 	mapFlag := fs.String("map", "", "")
 	names := fs.String("names", "", "")
+	loadTest := fs.String("loadtest", "", "")
 	warmup := fs.Duration("warmup", -1, "")
 	seed := fs.Uint64("seed", 0, "")
 	reps := fs.Int("reps", 0, "")
@@ -67,6 +68,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		Reps:     *reps,
 		Input:    loadOptions(fs),
 		Names:    *names,
+		LoadTest: *loadTest,
 		Output:   filepath.ToSlash(filepath.Join(dir, "calibrated.toml")),
 	}
 	res, err := tsim.Calibrate(ctx, capture, *experiment, opt)

@@ -15,7 +15,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--no-plots] [--measured RESULTS] [--json] [--wide] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--json] [--wide] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -36,6 +36,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	cpuFlag := fs.String("cpu", "sharing", "")
 	outputsFlag := fs.String("outputs", "json,csv,png", "")
 	noPlots := fs.Bool("no-plots", false, "")
+	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
 	measuredFlag := fs.String("measured", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
@@ -64,6 +65,10 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if opt.Outputs, err = tsim.ParseOutputs(*outputsFlag); err != nil {
 		return c.usageError(e, "--outputs: %v", err)
 	}
+	if err := tsim.CheckFormats(*formatFlag); err != nil {
+		return c.usageError(e, "--format: %v", err)
+	}
+	opt.Outputs.Formats = *formatFlag
 	if *noPlots {
 		if set["outputs"] {
 			return c.usageError(e, "--no-plots and --outputs: give one of them")

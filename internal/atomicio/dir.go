@@ -195,6 +195,25 @@ func (d *Dir) Remove(name string) error {
 	return nil
 }
 
+// Entries lists the directory (nothing when it does not exist yet).
+func (d *Dir) Entries() ([]fs.DirEntry, error) {
+	if d.sub == nil {
+		exists, err := d.check()
+		if err != nil || !exists {
+			return nil, err
+		}
+		if err := d.open(); err != nil {
+			return nil, err
+		}
+	}
+	f, err := d.sub.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // Pending is a file being written piece by piece: it takes its name, in
 // one rename, at Commit.
 type Pending struct {

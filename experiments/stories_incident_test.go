@@ -1,0 +1,50 @@
+package experiments
+
+import (
+	"testing"
+
+	"github.com/tsim-dev/tsim/fit"
+)
+
+// The Crack Throttling incident in one configuration (crack-incident.toml;
+// Wenlong Dong, "Crack Throttling", 6 Sep 2009). Its FITTED TO figures must
+// hold within their tolerances, its PREDICTS figures keep the verdicts its
+// header gives — the two misses and the conflict included — and the fix
+// raises concurrency, CPU and throughput and ends the timeouts.
+func TestCrackIncident(t *testing.T) {
+	got := scoreSpec(t, "crack-incident.fit")
+	verdicts(t, got, map[string]string{
+		"FE Requests Executing":           fit.Reproduced,
+		"BE Requests Executing":           fit.Reproduced,
+		"pages after the first phase (s)": fit.Reproduced,
+		"first 90 s: slowest page (s)":    fit.Reproduced,
+		"FE CPU":                          fit.Reproduced,
+		"BE CPU":                          fit.Reproduced,
+		"FE Requests Queued":              fit.Reproduced,
+		"BE Requests Queued":              fit.Reproduced,
+		"FE Pipeline Instance Count":      fit.Missed,
+		"BE Pipeline Instance Count":      fit.Missed,
+		"slowest page in the hour (s)":    fit.Missed,
+	})
+	// The conflict: no page of the hour comes near the 20 s SendTimeout.
+	if m := got["slowest page in the hour (s)"].Model; m > 12 {
+		t.Errorf("the slowest page of the hour takes %.1f s; the header says ~6.6 s, far from 20 s", m)
+	}
+
+	bad := runVariant(t, "crack-incident.toml", "misconfigured")
+	if bad.Requests.TimedOut != 0 {
+		t.Errorf("misconfigured: %d TimeoutExceptions; the header says none (the conflict)", bad.Requests.TimedOut)
+	}
+	for _, v := range []string{"fixed", "fixed-more-clients"} {
+		r := runVariant(t, "crack-incident.toml", v)
+		bw, bs, rw, rs := tierOf(t, bad, "web"), tierOf(t, bad, "service"), tierOf(t, r, "web"), tierOf(t, r, "service")
+		t.Logf("%s: FE executing %.1f (%.1f), BE %.1f (%.1f), CPU %.1f%% %.1f%% (%.1f%% %.1f%%), %.1f/s (%.1f/s), %d timeouts",
+			v, rw.ExecutingMean, bw.ExecutingMean, rs.ExecutingMean, bs.ExecutingMean, 100*rw.CPUUtil, 100*rs.CPUUtil, 100*bw.CPUUtil, 100*bs.CPUUtil, r.GoodputPerS, bad.GoodputPerS, r.Requests.TimedOut)
+		if r.Requests.TimedOut != 0 || r.GoodputPerS < 2*bad.GoodputPerS || rw.CPUUtil < 2*bw.CPUUtil || rs.CPUUtil < 2*bs.CPUUtil || rs.ExecutingMean < 2*bs.ExecutingMean {
+			t.Errorf("%s: want no timeouts, twice the throughput, twice the CPU on both tiers and twice the back end's concurrency", v)
+		}
+		if v == "fixed-more-clients" && rw.ExecutingMean < 2*bw.ExecutingMean {
+			t.Errorf("%s: FE executing %.1f against %.1f; the post: much higher on both", v, rw.ExecutingMean, bw.ExecutingMean)
+		}
+	}
+}
