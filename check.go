@@ -3,22 +3,32 @@ package tsim
 import (
 	"fmt"
 	"math"
+
+	"github.com/tsim-dev/tsim/analysis"
 )
 
 // Estimate is what tsim check says of an experiment before it runs: how
 // many top-level requests it would simulate, over every scenario and
-// replication.
+// replication, how much memory it would take at its peak, and what it
+// warns of (memory, a load above capacity; see analysis.Check).
 type Estimate struct {
 	Requests               float64
 	Scenarios, Replication int
+	PeakBytes              float64
+	Warnings               []string
 }
 
-// Estimate estimates the work of running e (format's estimate of the
-// requests of each scenario).
-func (e *Experiment) Estimate() Estimate {
+// Estimate estimates the work of running e with workers replications at
+// once (0: GOMAXPROCS), against the memory of this machine.
+func (e *Experiment) Estimate(workers int) Estimate {
 	x := e.l.X
-	return Estimate{Requests: x.EstimatedRequests(), Scenarios: x.NumScenarios(), Replication: x.Replications}
+	chk := analysis.Check(x, analysis.CheckOptions{Workers: workers, Memory: analysis.MachineMemory()})
+	return Estimate{Requests: chk.Requests, Scenarios: x.NumScenarios(), Replication: x.Replications,
+		PeakBytes: chk.PeakBytes, Warnings: chk.Warnings}
 }
+
+// Memory writes the estimate's peak memory: "1.2 GB".
+func (s Estimate) Memory() string { return analysis.FmtBytes(s.PeakBytes) }
 
 // bigRun is the estimated number of requests above which check warns:
 // minutes of simulation on one core.
@@ -31,7 +41,8 @@ const requestsPerSecond = 5e5
 // Count writes the estimate's number of requests: "about 3.2 million".
 func (s Estimate) Count() string { return fmtCount(s.Requests) }
 
-// Warning is what check warns of a long run, or "".
+// Warning is what check warns of a long run, or "" (the others are in
+// Warnings).
 func (s Estimate) Warning() string {
 	if !(s.Requests > bigRun) {
 		return ""

@@ -44,7 +44,7 @@ func LoadFit(path, experiment string) (*FitSpec, *Experiment, error) {
 		}
 		experiment = filepath.Join(filepath.Dir(path), filepath.FromSlash(s.Experiment))
 	}
-	e, err := Load(experiment, LoadOptions{})
+	e, err := Load(experiment)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/plots"
@@ -79,6 +80,10 @@ type Options struct {
 	Shard Shard
 	// Version is tsim's version, recorded in a shard's manifest.
 	Version string
+	// Keep: the files of the run before move to
+	// OutputDir/<file stem>/history/<n> before this run's are written
+	// (tsim diff DIR compares the two).
+	Keep bool
 	// Measured, if set, is a load test's results each experiment's
 	// variants are compared with (ReadMeasured; not with a sweep or a
 	// shard).
@@ -292,6 +297,8 @@ type Finished struct {
 	Dir               string
 	Written, Warnings []string
 	WriteErr          error
+	// Kept is where the run before's files went (Options.Keep), or "".
+	Kept string
 	// A shard (Options.Shard): its items, and whether all finished.
 	ShardItems, Items int
 	ShardComplete     bool
@@ -377,6 +384,14 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 		for f := range toWrite {
 			if out := outs[f.plan]; out != nil && f.Result != nil && f.Result.Finished > 0 {
 				f.Dir = out.Path()
+				if opt.Keep {
+					var err error
+					if f.Kept, err = out.d.Keep(htmlreport.HistoryDir, report.OutputFiles); err != nil {
+						f.WriteErr = fmt.Errorf("keeping the last run: %v", err)
+						each(f)
+						continue
+					}
+				}
 				var warnings []string
 				f.Written, warnings, f.WriteErr = f.Result.WriteFiles(out, opt.Outputs)
 				f.Warnings = append(f.Warnings, warnings...)

@@ -19,14 +19,18 @@ type Experiment struct {
 // inside the experiment's folder.
 type LoadOptions = input.Options
 
-// Load reads and validates the experiment file at path. Files it names
-// (topologies given as paths, empirical distributions) are read relative
-// to the file's directory, as opt allows. The error, if any, names the
-// file and line of every problem found.
+// Load reads and validates the experiment file at path, with the safe
+// LoadOptions: LoadFile(path, LoadOptions{}).
+func Load(path string) (*Experiment, error) { return LoadFile(path, LoadOptions{}) }
+
+// LoadFile reads and validates the experiment file at path. Files it
+// names (topologies given as paths, empirical distributions) are read
+// relative to the file's directory, as opt allows. The error, if any,
+// names the file and line of every problem found.
 //
 // Every command that reads an experiment reads it here: this is the one
 // way an experiment is loaded (LoadBytes is the same from memory).
-func Load(path string, opt LoadOptions) (*Experiment, error) {
+func LoadFile(path string, opt LoadOptions) (*Experiment, error) {
 	l, err := input.Load(path, opt)
 	if err != nil {
 		return nil, err

@@ -56,8 +56,8 @@ type summaryJSON struct {
 	Complete  bool            `json:"complete"`
 	Scenarios int             `json:"scenarios"`
 	Sweep     []sweepAxisJSON `json:"sweep"`
-	// Warnings are the settings of the file that take no effect, each
-	// "file:line: key: why" (tsim check and tsim run print them too).
+	// Warnings are the experiment's settings that take no effect
+	// (docs/dotnet.md, "Settings that take no effect"); absent when none.
 	Warnings []string `json:"warnings,omitempty"`
 	scenarioJSON
 	Variants []scenarioJSON `json:"variants"`
@@ -87,13 +87,13 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		File:             filepath.ToSlash(r.File),
 		Seed:             r.Seed,
 		Replications:     r.Replications,
-		Warnings:         r.Warnings,
 		ReplicationSeeds: r.ReplicationSeeds,
 		Mode:             r.Mode,
 		Counting:         countingNote,
 		Complete:         r.Complete(),
 		Scenarios:        len(r.Scenarios),
 		Sweep:            []sweepAxisJSON{},
+		Warnings:         r.Warnings,
 		Variants:         []scenarioJSON{},
 		Points:           []scenarioJSON{},
 	}

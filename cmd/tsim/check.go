@@ -36,9 +36,12 @@ func runCheck(ctx context.Context, c *command, e *env, args []string) int {
 			status = exitFailure
 			continue
 		}
-		est := x.Estimate()
-		c.out(e, "%s: ok (about %s simulated requests)\n", f, est.Count())
+		est := x.Estimate(numWorkers())
+		c.out(e, "%s: ok (about %s simulated requests, about %s of memory at the peak)\n", f, est.Count(), est.Memory())
 		printWarnings(c, e, x)
+		for _, w := range est.Warnings {
+			c.errorf(e, "warning: %s: %s", f, w)
+		}
 		if w := est.Warning(); w != "" {
 			c.errorf(e, "warning: %s: %s", f, w)
 		}

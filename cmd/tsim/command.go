@@ -77,7 +77,7 @@ const (
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdFit, cmdBench, cmdVersion, cmdHelp}
+	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdFit, cmdDiff, cmdBench, cmdVersion, cmdHelp}
 }
 
 func lookup(name string) *command {
@@ -232,7 +232,7 @@ func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
 // load loads an experiment file as the flags ask: files named in it stay
 // inside its folder unless --allow-outside.
 func load(fs *flag.FlagSet, path string) (*tsim.Experiment, error) {
-	return tsim.Load(path, loadOptions(fs))
+	return tsim.LoadFile(path, loadOptions(fs))
 }
 
 // loadOptions are the reading rules the flags ask for.

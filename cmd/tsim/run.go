@@ -15,7 +15,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--json] [--wide] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--keep] [--json] [--wide] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -34,11 +34,12 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	shardFlag := fs.String("shard", "", "")
 	timeScale := fs.Float64("time-scale", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
-	outputsFlag := fs.String("outputs", "json,csv,png", "")
+	outputsFlag := fs.String("outputs", "json,csv,png,html", "")
 	noPlots := fs.Bool("no-plots", false, "")
 	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
 	measuredFlag := fs.String("measured", "", "")
+	keep := fs.Bool("keep", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -48,7 +49,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "no experiment files given")
 	}
 	opt := tsim.Options{Mode: tsim.Mode(*mode), TimeScale: *timeScale, CPU: *cpuFlag, Workers: numWorkers(),
-		PerReplica: *perReplica, OutputDir: *outDir, Version: versionString()}
+		PerReplica: *perReplica, OutputDir: *outDir, Keep: *keep, Version: versionString()}
 	if set["reps"] {
 		if err := tsim.CheckReplications(*reps); err != nil {
 			return c.usageError(e, "--reps %v", err)
@@ -141,6 +142,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 					f.Experiment.Name(), f.Experiment.Path(), opt.Shard.Index(), opt.Shard.Of(), f.ShardItems, f.Items, f.Dir, filepath.Separator)
 			}
 		case f.Result != nil && f.Result.Finished > 0:
+			if f.Kept != "" && !*quiet && !*asJSON {
+				c.out(e, "kept the last run in %s%c\n", f.Kept, filepath.Separator)
+			}
 			if s := c.printResult(e, fs, f.Result, f.Dir, f.Written, f.Warnings, f.WriteErr, *asJSON, *quiet); s != exitOK {
 				status = s
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -212,6 +213,61 @@ func (d *Dir) Entries() ([]fs.DirEntry, error) {
 	}
 	defer f.Close()
 	return f.ReadDir(-1)
+}
+
+// Keep moves the files of the directory whose names match patterns
+// (filepath.Match) into a new numbered directory under sub — sub/1,
+// sub/2, ..., one more than the highest there — and returns its path, or
+// "" when there was nothing to keep. Only regular files move; everything
+// stays inside the directory.
+func (d *Dir) Keep(sub string, patterns []string) (string, error) {
+	if err := localName(sub); err != nil {
+		return "", err
+	}
+	ents, err := d.Entries()
+	if err != nil || len(ents) == 0 {
+		return "", err
+	}
+	var move []string
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p, e.Name()); ok {
+				move = append(move, e.Name())
+				break
+			}
+		}
+	}
+	if len(move) == 0 {
+		return "", nil
+	}
+	last := 0
+	if f, err := d.sub.Open(sub); err == nil {
+		kept, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+		for _, e := range kept {
+			if n, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && n > last && strconv.Itoa(n) == e.Name() {
+				last = n
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	to := sub + "/" + strconv.Itoa(last+1)
+	if err := d.sub.MkdirAll(to, 0o755); err != nil {
+		return "", err
+	}
+	for _, n := range move {
+		if err := d.sub.Rename(n, to+"/"+n); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(d.Path, filepath.FromSlash(to)), nil
 }
 
 // Pending is a file being written piece by piece: it takes its name, in

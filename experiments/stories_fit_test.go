@@ -48,3 +48,15 @@ func TestCrackIncident(t *testing.T) {
 		}
 	}
 }
+
+// The Trace story (hidden-cpu-costs.toml; Rory Primrose's post on
+// System.Diagnostics.Trace against TraceSource): its fit's figures, the
+// slowest test predicted, the 36 s contradicted.
+func TestHiddenCPUCostsFit(t *testing.T) {
+	verdicts(t, scoreSpec(t, "hidden-cpu-costs.fit"), map[string]string{
+		"test time (ms)":                        fit.Reproduced,
+		"tests/s at 200 users":                  fit.Reproduced,
+		"slowest test (s)":                      fit.Reproduced,
+		"test time with Trace at 200 users (s)": fit.Missed,
+	})
+}
