@@ -44,7 +44,7 @@ var layers = map[string][]string{
 	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
 	"fit":                 {"format", "model", "simmode", "runner", "results", "sim", "plots"},
 	"experiments":         {},
-	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit", "loadtest", "dotnetconfig", "calibrate"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit", "loadtest", "dotnetconfig", "calibrate", "htmlreport"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 
