@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/tsim-dev/tsim/analysis"
+	"github.com/tsim-dev/tsim/htmlreport"
+	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
@@ -57,6 +60,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		return exitFailure
 	}
 
+	diagnosis := out.String()
 	var bars []plots.BreakdownBar
 	for _, v := range ex.Variants {
 		bars = append(bars, plots.BreakdownBar{Label: v.Name, Breakdown: v.Run.Breakdown})
@@ -73,6 +77,29 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 		if !*quiet {
 			fmt.Fprintf(&out, "wrote %s\n", written)
 		}
+	}
+	// explain.html: the diagnosis, and each variant's run as tsim run's
+	// page shows it (beside a run's report.html, which it leaves alone).
+	var runs []htmlreport.NamedRun
+	for _, v := range ex.Variants {
+		runs = append(runs, htmlreport.NamedRun{Variant: v.Name, Run: v.Run})
+	}
+	pg := htmlreport.Experiment(htmlreport.RunsExperiment(ex.Name, path, ex.Seed, runs), htmlreport.Options{})
+	pg.Title = "tsim explain: " + ex.Name
+	pg.Insert("", &htmlreport.Section{ID: "diagnosis", Title: "Diagnosis", Blocks: []htmlreport.Block{{Pre: diagnosis}}})
+	page, err := pg.HTML()
+	if err == nil {
+		dir := filepath.Join(*outDir, runner.Stem(path))
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = atomicio.WriteFile(filepath.Join(dir, "explain.html"), page)
+		}
+		if err == nil && !*quiet {
+			fmt.Fprintf(&out, "wrote %s\n", filepath.Join(dir, "explain.html"))
+		}
+	}
+	if err != nil {
+		c.errorf(e, "explain.html: %v", err)
+		return exitFailure
 	}
 	e.stdout.Write(out.Bytes())
 	return exitOK
