@@ -60,3 +60,19 @@ func TestHiddenCPUCostsFit(t *testing.T) {
 		"test time with Trace at 200 users (s)": fit.Missed,
 	})
 }
+
+// The wsHttp story (wshttp-load-test.toml; Rory Primrose's post on
+// wsHttpBinding under a load test): its fit's figures, and the tests of
+// the run predicted.
+func TestWsHttpLoadTestFit(t *testing.T) {
+	got := scoreSpec(t, "wshttp-load-test.fit")
+	verdicts(t, got, map[string]string{
+		"basicHttp test time (s)":                   fit.Reproduced,
+		"wsHttp raised throttles: test time (s)":    fit.Reproduced,
+		"basicHttp tests in the run":                fit.Reproduced,
+		"wsHttp raised throttles: tests in the run": fit.Reproduced,
+	})
+	if n := got["basicHttp tests in the run"].Model; n < 28000 {
+		t.Errorf("basicHttp: %.0f tests; the post: over 28,000", n)
+	}
+}
