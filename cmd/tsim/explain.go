@@ -4,20 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"github.com/tsim-dev/tsim/analysis"
-	"github.com/tsim-dev/tsim/htmlreport"
-	"github.com/tsim-dev/tsim/internal/atomicio"
-	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdExplain = &command{
 	Name:      "explain",
-	UsageLine: "FILE [-o DIR] [--seed N] [--quiet]",
+	UsageLine: "FILE [-o DIR] [--seed N] [--wide] [--quiet]",
 	Short:     "say which limit binds, where response time goes and what to change",
 	Long:      helpText("explain"),
 	Run:       runExplain,
@@ -26,6 +20,7 @@ var cmdExplain = &command{
 func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
 	allowOutside(fs)
+	wide(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	quiet := fs.Bool("quiet", false, "")
@@ -39,68 +34,54 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	case len(files) > 1:
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
 	}
-	path := files[0]
-	x, err := runner.LoadFile(path, inputOptions(fs))
+	x, err := load(fs, files[0])
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	opt := analysis.ExplainOptions{Path: path}
+	var opt tsim.ExplainOptions
 	if setFlags(fs)["seed"] {
 		opt.Seed = seed
 	}
-	ex, err := analysis.Explain(ctx, x, opt)
+	ex, err := tsim.Explain(ctx, x, opt)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
 	var out bytes.Buffer
-	if err := ex.WriteText(&out); err != nil {
+	if err := ex.WriteText(tables(fs, &out, e.stdout)); err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
+	if st := c.writeFiles(e, &out, *outDir, x.Stem(), ex.WriteFiles, *quiet); st != exitOK {
+		return st
+	}
+	e.writeOut(out.Bytes())
+	return exitOK
+}
 
-	diagnosis := out.String()
-	var bars []plots.BreakdownBar
-	for _, v := range ex.Variants {
-		bars = append(bars, plots.BreakdownBar{Label: v.Name, Breakdown: v.Run.Breakdown})
-	}
-	fig, err := plots.Breakdown(ex.Name+": where the response time of a completed request went", bars)
+// writeFiles writes what a command's result writes (WriteFiles) into
+// the output directory root/name, and says so in out (unless quiet);
+// what it could not draw is said in out too.
+func (c *command) writeFiles(e *env, out *bytes.Buffer, root, name string, write func(*tsim.Output) ([]string, []string, error), quiet bool) int {
+	dir, err := tsim.OpenOutput(root, name)
 	if err != nil {
-		fmt.Fprintf(&out, "breakdown.png not drawn: %v\n", err)
-	} else {
-		written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), "breakdown.png", fig)
-		if err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-		if !*quiet {
-			fmt.Fprintf(&out, "wrote %s\n", written)
-		}
-	}
-	// explain.html: the diagnosis, and each variant's run as tsim run's
-	// page shows it (beside a run's report.html, which it leaves alone).
-	var runs []htmlreport.NamedRun
-	for _, v := range ex.Variants {
-		runs = append(runs, htmlreport.NamedRun{Variant: v.Name, Run: v.Run})
-	}
-	pg := htmlreport.Experiment(htmlreport.RunsExperiment(ex.Name, path, ex.Seed, runs), htmlreport.Options{})
-	pg.Title = "tsim explain: " + ex.Name
-	pg.Insert("", &htmlreport.Section{ID: "diagnosis", Title: "Diagnosis", Blocks: []htmlreport.Block{{Pre: diagnosis}}})
-	page, err := pg.HTML()
-	if err == nil {
-		dir := filepath.Join(*outDir, runner.Stem(path))
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			err = atomicio.WriteFile(filepath.Join(dir, "explain.html"), page)
-		}
-		if err == nil && !*quiet {
-			fmt.Fprintf(&out, "wrote %s\n", filepath.Join(dir, "explain.html"))
-		}
-	}
-	if err != nil {
-		c.errorf(e, "explain.html: %v", err)
+		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	e.stdout.Write(out.Bytes())
+	defer dir.Close()
+	written, warnings, err := write(dir)
+	for _, w := range warnings {
+		fmt.Fprintln(out, w)
+	}
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	if !quiet {
+		for _, w := range written {
+			fmt.Fprintf(out, "wrote %s\n", filepath.Join(dir.Path(), w))
+		}
+	}
 	return exitOK
 }
