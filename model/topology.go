@@ -80,6 +80,10 @@ type Tier struct {
 	// the tier (queued or executing), in bytes; reported as a level.
 	MemoryPerRequest int64
 
+	// Contention holds the mechanisms by which more concurrency costs the
+	// process throughput (contention.go); all off unless set.
+	Contention Contention
+
 	// Farm names the farm the tier is a machine of ("" for a tier on one
 	// machine), Replica its number in the farm (1-based; 0 outside one).
 	Farm    string
@@ -331,6 +335,13 @@ type Step struct {
 	Lock   int      // StepLock, StepUnlock: index into the tier's locks
 	// LockName is the lock's name, for messages.
 	LockName string
+	// Acquires (StepLock): how many short acquisitions of the lock the
+	// stretch up to its unlock stands for; a request handed the lock by
+	// a convoy pays a wake-up for each (Handoff.Delay). 0 or 1: one.
+	Acquires int
+	// Alloc (StepCPU): bytes the step allocates, charged to the
+	// process's garbage collector when it starts (GC.Allocate).
+	Alloc int64
 }
 
 // ProxyKind is how a caller obtains a WCF client proxy for a call.
