@@ -302,18 +302,11 @@ type runner struct {
 	entryDone atomic.Int64
 	netErrors atomic.Int64
 
-	mu                                                sync.Mutex
-	closed                                            bool
-	counts                                            results.Counts
-	live                                              int64
-	shed                                              int64
-	mCompleted, mTimedOut, mRejected, mFailed, mEnded int64
-	genAtWarm, liveAtWarm                             int64 // generated before the warm-up ended, and still under way then
-	firstTO                                           time.Duration
-	lat                                               *sim.Histogram
-	points                                            results.PointSampler
-	bd                                                results.BreakdownSums
-	bdCount                                           int64
+	mu              sync.Mutex
+	closed          bool
+	col             *model.Collector // what the requests came to (rt.mu)
+	generated, live int64            // requests generated, and still under way (rt.mu)
+	shed            int64
 
 	series  []results.Sample
 	every   time.Duration // current sample interval (doubles as the series fills)
@@ -329,9 +322,7 @@ func newRunner(top *model.Topology, opt Options, scale float64, warm time.Durati
 		streams: sim.NewStreams(opt.Seed),
 		callOf:  map[*model.Call]*callStat{},
 		warmB:   map[string]*barrier{},
-		lat:     sim.NewHistogram(),
-		points:  results.PointSampler{Max: maxPoints},
-		firstTO: -1,
+		col:     model.NewCollector(maxPoints),
 	}
 	rt.workCtx, rt.workCancel = context.WithCancelCause(context.Background())
 	for i := range top.Tiers {
@@ -527,8 +518,8 @@ func (rt *runner) finish(intr error) (*results.Run, error) {
 	rt.mu.Unlock()
 	res := rt.collect(intr != nil)
 	rt.shutdown()
-	if !rt.counts.Conserved() {
-		return res, fmt.Errorf("realmode: requests not conserved over the run: %+v", rt.counts)
+	if !rt.col.Counts.Conserved() {
+		return res, fmt.Errorf("realmode: requests not conserved over the run: %+v", rt.col.Counts)
 	}
 	if !res.Requests.Conserved() {
 		return res, fmt.Errorf("realmode: requests not conserved after warm-up: %+v", res.Requests)
@@ -582,40 +573,12 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		dur = clk.simSeconds(now)
 	}
 	res := &results.Run{
-		Seed:         rt.opt.Seed,
-		Duration:     dur,
-		Warmup:       rt.warmup.Seconds(),
-		Series:       rt.series,
-		Points:       rt.points.Points(),
-		FirstTimeout: -1,
+		Seed:     rt.opt.Seed,
+		Duration: dur,
+		Warmup:   rt.warmup.Seconds(),
+		Series:   rt.series,
 	}
-	if rt.firstTO >= 0 {
-		res.FirstTimeout = clk.simSeconds(rt.firstTO)
-	}
-	c := rt.counts
-	c.InFlight = c.Generated - c.Completed - c.TimedOut - c.Rejected - c.Failed
-	if rt.live != c.InFlight {
-		// Conservation is checked independently: the in-flight count derived
-		// from the others must equal the requests still open.
-		c.InFlight = rt.live
-	}
-	rt.counts = c
-	// The measured period's counts, as the model reports them.
-	res.Requests = results.Counts{
-		Generated: c.Generated - rt.genAtWarm, InFlightAtWarmup: rt.liveAtWarm,
-		Completed: rt.mCompleted, TimedOut: rt.mTimedOut, Rejected: rt.mRejected, Failed: rt.mFailed,
-		InFlight: c.InFlight,
-	}
-	if span := clk.simSeconds(now - rt.warmAt); span > 0 {
-		res.ThroughputPerS = float64(rt.entryDone.Load()) / span
-		res.GoodputPerS = float64(rt.mCompleted) / span
-	}
-	if rt.mEnded > 0 {
-		res.TimeoutRate = float64(rt.mTimedOut) / float64(rt.mEnded)
-		res.RejectRate = float64(rt.mRejected) / float64(rt.mEnded)
-	}
-	res.Latency, res.Quantiles = model.LatencySummary(rt.lat)
-	res.Breakdown = rt.bd.Mean(rt.bdCount)
+	rt.col.Fill(res, rt.generated, rt.live, rt.entryDone.Load(), clk.toSim(now-rt.warmAt))
 	for _, t := range rt.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now))
