@@ -464,7 +464,10 @@ func (rt *runner) startAll() {
 		}
 	}
 	if rt.warmup <= 0 {
+		rt.mu.Lock()
 		rt.measuring.Store(true)
+		rt.col.StartMeasuring(0, 0)
+		rt.mu.Unlock()
 	}
 	rt.load.start(ctx)
 }
