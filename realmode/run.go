@@ -284,8 +284,9 @@ type runner struct {
 	load   *loadRT
 	farms  []*farmRT // Topology.Farms (farm.go)
 
-	// factories are the callers' ChannelFactory caches (call.go).
-	factories []*factoryCaches
+	// factories are the callers' ChannelFactory caches (fmu).
+	fmu       sync.Mutex
+	factories model.FactoryCaches
 
 	roots  sync.Map // id → *rootReq
 	jobs   sync.Map // id → *job
@@ -384,19 +385,17 @@ func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat
 		cs.conns = newConnPool(rt, name, cs, &spec.Conn)
 		rt.pools = append(rt.pools, cs.conns)
 	}
-	cs.proxy = &proxyState{spec: &spec.Proxy, opening: spec.Proxy.Kind == model.ProxySharedNoOpen, mutex: newSem(1)}
+	cs.proxy = &proxyState{mutex: newSem(1)}
+	cs.proxy.Proxies = model.NewProxies(&spec.Proxy, func(perCall, fresh bool) *proxyInst {
+		return &proxyInst{ClientProxy: model.ClientProxy{PerCall: perCall, Fresh: fresh}, id: rt.nextID.Add(1)}
+	})
 	if spec.Proxy.Kind == model.ProxyPoolWait {
 		cs.proxy.pool = newSem(max(spec.Proxy.PoolSize, 1))
 	}
 	path := fmt.Sprintf("call/%s/%s", name, cs.host)
-	if !spec.Retry.Backoff.IsZero() {
-		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
-	}
-	cs.jitter = rt.streams.Stream(path + "/jitter")
-	cs.fc, cs.tierCall = rt.factoryCaches(name, spec), from != nil && spec.Proxy.Priced()
-	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
-		cs.epRnd = rt.streams.Stream(path + "/endpoint")
-	}
+	cs.backoff = model.NewBackoff(&spec.Retry, rt.streams.Stream(path+"/backoff"), rt.streams.Stream(path+"/jitter"))
+	cs.fmu, cs.factories, cs.tierCall = &rt.fmu, rt.factories.For(name, spec, cs.host), from != nil && spec.Proxy.Priced()
+	cs.endpoints = model.NewEndpoints(&spec.Proxy, rt.streams.Stream(path+"/endpoint"))
 	rt.calls = append(rt.calls, cs)
 	if from != nil {
 		from.out = append(from.out, cs)

@@ -80,7 +80,7 @@ func (cs *callStat) sessionful() bool {
 // setProxyHeader names the attempt's proxy for the target.
 func (cs *callStat) setProxyHeader(h http.Header, p *proxyInst) {
 	h.Set(hdrProxy, strconv.FormatUint(p.id, 10))
-	if p.perCall {
+	if p.PerCall {
 		h.Set(hdrPerCall, "1")
 	}
 }
@@ -89,10 +89,10 @@ func (cs *callStat) setProxyHeader(h http.Header, p *proxyInst) {
 // proxyInst.close); ps.mu is held. It reports whether the target must be
 // told (closeInst), which the caller does once it has let go of ps.mu.
 func (cs *callStat) closeInstLocked(p *proxyInst) bool {
-	if p.dead {
+	if p.Dead {
 		return false
 	}
-	p.dead = true
+	p.Dead = true
 	return cs.sessionful()
 }
 

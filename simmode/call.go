@@ -23,14 +23,12 @@ type callStat struct {
 	// Farms (farmrt.go): sticky binds the pool's connections to replicas
 	// (BalanceSticky); hosts are a PerHost call's statistics per replica
 	// (hosts[0] is this one), bal and rnd its client-side balancing.
-	sticky     *stickyConns
-	hosts      []*callStat
-	bal        model.BalanceState
-	rnd        *sim.Stream
-	proxy      *proxyState
-	backoff    sim.Sampler
-	hasBackoff bool
-	jitter     *sim.Stream
+	sticky  *stickyConns
+	hosts   []*callStat
+	bal     model.BalanceState
+	rnd     *sim.Stream
+	proxy   *proxyState
+	backoff *model.Backoff
 	// deadlines and waitTimeouts schedule the call's timeout and its
 	// connection wait timeout: fixed delays, so lanes, where the cancellation
 	// of a deadline that did not fire (nearly all of them) costs O(1).
@@ -39,18 +37,15 @@ type callStat struct {
 	// transfers, the balancer's latency, a new proxy's handshake.
 	send, recv, lbIn, shake fixedDelay
 
-	lvInUse, lvWaiting                         level
-	wait                                       *sim.Histogram
-	calls, timedOut, rejected, failed, retries int64
+	lvInUse, lvWaiting level
+	wait               *sim.Histogram
+	counts             model.CallCounts // the measured period's
 	// The proxies' ChannelFactories (factorycache.go): factories is the
 	// process's cache for this target, shared with its other call sites;
-	// own the application's factories (ConstructChannelFactory); epNext and
-	// epRnd pick an endpoint per call.
-	factories, own                   *model.FactoryCache
-	epNext                           int
-	epRnd                            *sim.Stream
-	proxies, factHits, built, purged int64
-	negTimedOut, negFailed           int64 // of those, ended in the negotiation
+	// own the application's factories (ConstructChannelFactory); endpoints
+	// picks an endpoint per call.
+	factories *model.Factories
+	endpoints *model.Endpoints
 }
 
 func (r *runner) callStat(spec *model.Call, from *tierRT) *callStat {
@@ -105,8 +100,12 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 			c.lvWaiting.Set(now, float64(c.conns.Waiting))
 		}
 	}
-	cs.proxy = &proxyState{cs: cs, opening: spec.Proxy.Kind == model.ProxySharedNoOpen}
-	cs.factories, cs.own = r.factoryCache(name, spec)
+	cs.proxy = &proxyState{}
+	cs.proxy.Proxies = model.NewProxies(&spec.Proxy, func(perCall, fresh bool) *proxyInst {
+		cs.proxy.nextID++
+		return &proxyInst{id: cs.proxy.nextID, ClientProxy: model.ClientProxy{PerCall: perCall, Fresh: fresh}, r: r, spec: spec}
+	})
+	cs.factories = r.factories.For(name, spec, cs.host)
 	if spec.Proxy.Kind == model.ProxySharedNoOpen {
 		cs.proxy.mutex = newSlots(r.e, 1)
 	}
@@ -118,14 +117,8 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 		cs.bal = model.NewBalanceState(len(spec.Farm.Replicas))
 		cs.rnd = r.e.Stream(path + "/balance")
 	}
-	if !spec.Retry.Backoff.IsZero() {
-		cs.backoff = spec.Retry.Backoff.Sampler(r.e.Stream(path + "/backoff"))
-		cs.hasBackoff = true
-	}
-	cs.jitter = r.e.Stream(path + "/jitter")
-	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
-		cs.epRnd = r.e.Stream(path + "/endpoint")
-	}
+	cs.backoff = model.NewBackoff(&spec.Retry, r.e.Stream(path+"/backoff"), r.e.Stream(path+"/jitter"))
+	cs.endpoints = model.NewEndpoints(&spec.Proxy, r.e.Stream(path+"/endpoint"))
 	cs.send = r.fixedDelay(spec.Wire(spec.RequestKB), sim.ClassCompletion)
 	replyKB := spec.ReplyKB
 	if r.top.Tiers[spec.Target].OneWay() {
@@ -188,119 +181,66 @@ func (cs *callStat) resetStats(now sim.Time) {
 	cs.lvInUse.Reset(now)
 	cs.lvWaiting.Reset(now)
 	cs.wait.Reset()
-	cs.calls, cs.timedOut, cs.rejected, cs.failed, cs.retries = 0, 0, 0, 0, 0
-	cs.proxies, cs.factHits, cs.built, cs.purged = 0, 0, 0, 0
-	cs.negTimedOut, cs.negFailed = 0, 0
+	cs.counts = model.CallCounts{}
 }
 
 func (cs *callStat) result(now sim.Time) results.Call {
-	return results.Call{
+	r := results.Call{
 		From: cs.from, To: cs.host,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
 		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(now),
 		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(now),
 		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
-		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
-		Proxies: cs.proxies, FactoryHits: cs.factHits, FactoriesBuilt: cs.built, FactoriesPurged: cs.purged,
-		NegotiationTimedOut: cs.negTimedOut, NegotiationFailed: cs.negFailed,
 	}
-}
-
-// factoryCacheOf is one caller process's ChannelFactory cache for one
-// target (ClientBase<TChannel>'s static cache: one per contract), and the
-// factories the application holds itself for it.
-type factoryCacheOf struct {
-	from       string
-	target     int
-	cache, own *model.FactoryCache
-}
-
-// factoryCache returns the caches the call sites of from to spec's target
-// share.
-func (r *runner) factoryCache(from string, spec *model.Call) (cache, own *model.FactoryCache) {
-	for _, f := range r.factoryCaches {
-		if f.from == from && f.target == spec.Target {
-			return f.cache, f.own
-		}
-	}
-	f := factoryCacheOf{from, spec.Target, model.NewFactoryCache(spec.Proxy.FactoryCache), model.NewFactoryCache(-1)}
-	r.factoryCaches = append(r.factoryCaches, f)
-	return f.cache, f.own
-}
-
-// pickEndpoint is the endpoint a call addresses.
-func (cs *callStat) pickEndpoint() int {
-	n := cs.spec.Proxy.Endpoints
-	switch {
-	case n <= 1:
-		return 0
-	case cs.epRnd != nil:
-		return cs.epRnd.IntN(n)
-	}
-	e := cs.epNext
-	cs.epNext = (e + 1) % n
-	return e
+	cs.counts.Fill(&r)
+	return r
 }
 
 // buildProxy decides what constructing a new proxy for endpoint ep costs
-// (DecideProxyBuild) and counts it, for a tier's calls (the load's proxies
-// are the load tool's).
+// and counts it, for a tier's calls (the load's proxies are the load
+// tool's).
 func (cs *callStat) buildProxy(ep int) model.ProxyBuild {
-	b := model.DecideProxyBuild(&cs.spec.Proxy, cs.factories, cs.own, model.FactoryKey{Host: cs.host, Endpoint: ep})
+	b := cs.factories.Build(&cs.spec.Proxy, ep)
 	if cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
-		cs.proxies++
-		if b.Hit {
-			cs.factHits++
-		}
-		if b.Factory {
-			cs.built++
-		}
+		cs.counts.Built(b)
 	}
 	return b
 }
 
 // addFactory puts a built proxy's factory into its cache.
 func (cs *callStat) addFactory(b model.ProxyBuild, ep int) {
-	c := cs.factories
-	if b.AppFactory {
-		c = cs.own
-	}
-	if c.Add(model.FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
-		cs.purged++
+	if cs.factories.Add(b, ep) && cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
+		cs.counts.FactoriesPurged++
 	}
 }
 
 // ---------------------------------------------------------------------------
 // proxies
 
-// proxyState is one call site's client proxies.
+// proxyState is one call site's client proxies (model.Proxies) and the
+// slots of their gates.
 type proxyState struct {
-	cs      *callStat
-	shared  *proxyInst
-	opening bool   // shared-no-open: the open queue still exists
-	mutex   *slots // shared-no-open: calls go one at a time while opening
-	pool    *slots // pool-wait: PoolSize proxies
-	idle    []*proxyInst
-	nextID  int
+	*model.Proxies[*proxyInst]
+	mutex  *slots // model.GateOpen: calls go one at a time while opening
+	pool   *slots // model.GatePool: PoolSize proxies
+	nextID int
 }
 
 // proxyInst is one client proxy (channel). A sessionful binding keeps a
 // server session (and, PerSession, an instance) for the proxy's life.
 type proxyInst struct {
-	id            int
-	bound         bool // a farm's replica holds its session (sessionful bindings)
-	replica       int  // which, when bound
-	perCall       bool // closed after one call
-	fresh         bool // not used yet: pays creation cost
-	session       bool // holds a server session slot
-	instance      bool
-	model.Session // its server side
-	sessionTier   *tierRT
-	lock          *slots   // PerSession + ConcurrencyMode Single
-	opener        *job     // the job opening the session, if one is
-	sessWait      []jobRef // jobs waiting for that session
-	jobs          int      // server jobs in progress on this proxy
-	dead          bool     // closed or aborted by the client
+	id                int
+	bound             bool // a farm's replica holds its session (sessionful bindings)
+	replica           int  // which, when bound
+	model.ClientProxy      // its client side
+	session           bool // holds a server session slot
+	instance          bool
+	model.Session     // its server side
+	sessionTier       *tierRT
+	lock              *slots   // PerSession + ConcurrencyMode Single
+	opener            *job     // the job opening the session, if one is
+	sessWait          []jobRef // jobs waiting for that session
+	jobs              int      // server jobs in progress on this proxy
 	// aborted: the client aborted the proxy (after a timeout or a
 	// failure) rather than closing it; lastActive is when its last job
 	// ended; idle the session's inactivity timer (SessionIdleTimeout).
@@ -316,10 +256,8 @@ type proxyInst struct {
 	spec      *model.Call
 }
 
-func (ps *proxyState) newInst(perCall bool) *proxyInst {
-	ps.nextID++
-	return &proxyInst{id: ps.nextID, perCall: perCall, fresh: true, r: ps.cs.r, spec: ps.cs.spec}
-}
+// Client is the proxy's client side (model.ProxyOf).
+func (p *proxyInst) Client() *model.ClientProxy { return &p.ClientProxy }
 
 // closeSession ends the proxy's server session, if any.
 func (p *proxyInst) closeSession() {
@@ -341,7 +279,7 @@ func (p *proxyInst) closeSession() {
 
 // close is the client closing the proxy.
 func (p *proxyInst) close() {
-	p.dead = true
+	p.Dead = true
 	if p.jobs == 0 {
 		p.settle()
 	}
@@ -350,10 +288,10 @@ func (p *proxyInst) close() {
 // abort is the client aborting the proxy (WCF aborts a channel after a
 // timeout or a fault): no message tells the server.
 func (p *proxyInst) abort() {
-	if !p.dead {
+	if !p.Dead {
 		p.aborted = true
 	}
-	p.dead = true
+	p.Dead = true
 	if p.jobs == 0 {
 		p.settle()
 		if p.pendTier != nil && !p.pendTimer.Valid() {
@@ -453,7 +391,8 @@ type call struct {
 	timer     sim.EventID
 	deadline  sim.EventID
 	proxy     *proxyInst
-	holdProx  bool // holds the no-open mutex or a pool-wait slot
+	holdProx  bool            // holds the gate (the no-open mutex or a pool-wait slot)
+	gate      model.ProxyGate // the proxy gate it waits for or holds
 	holdConn  bool
 	holdCore  bool          // CPUFCFS caller: holds one of its tier's cores
 	cpuNeed   time.Duration // CPUFCFS caller: the demand to run on it
@@ -562,9 +501,9 @@ func (c *call) begin() {
 		c.pickHost()
 	}
 	if c.r.measuring {
-		c.cs.calls++
+		c.cs.counts.Calls++
 	}
-	c.ep = c.cs.pickEndpoint()
+	c.ep = c.cs.endpoints.Pick()
 	c.attemptStart()
 }
 
@@ -656,41 +595,13 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 }
 
 // takeInst picks the proxy instance for this attempt once the proxy phase
-// may proceed.
+// may proceed (model.Proxies.Take).
 func (c *call) takeInst() {
-	ps := c.cs.proxy
-	switch c.spec.Proxy.Kind {
-	case model.ProxyShared, model.ProxySharedNoOpen:
-		if ps.shared == nil || ps.shared.dead {
-			first := ps.shared == nil
-			ps.shared = ps.newInst(false)
-			// The first one was opened at start-up; one re-created after an
-			// abort pays its creation and handshake like any new proxy.
-			ps.shared.fresh = !first
-		}
-		c.proxy = ps.shared
-	case model.ProxyPerUser:
-		if c.user == nil { // open arrivals have no user: one proxy per request
-			c.proxy = ps.newInst(true)
-			return
-		}
-		if c.user.proxy == nil || c.user.proxy.dead {
-			c.user.proxy = ps.newInst(false) // opened at the user's first call
-		}
-		c.proxy = c.user.proxy
-	case model.ProxyPerCall:
-		c.proxy = ps.newInst(true)
-	case model.ProxyPoolCreate, model.ProxyPoolWait:
-		for len(ps.idle) > 0 {
-			p := ps.idle[len(ps.idle)-1]
-			ps.idle = ps.idle[:len(ps.idle)-1]
-			if !p.dead {
-				c.proxy = p
-				return
-			}
-		}
-		c.proxy = ps.newInst(false)
+	var own **proxyInst
+	if c.user != nil {
+		own = &c.user.proxy
 	}
+	c.proxy = c.cs.proxy.Take(own)
 }
 
 func (c *call) callerCPU(d time.Duration) {
@@ -720,10 +631,10 @@ func (c *call) advance() {
 		case cpProxy:
 			ps := c.cs.proxy
 			var s *slots
-			switch {
-			case c.spec.Proxy.Kind == model.ProxySharedNoOpen && ps.opening:
+			switch c.gate = ps.Gate(); c.gate {
+			case model.GateOpen:
 				s = ps.mutex
-			case c.spec.Proxy.Kind == model.ProxyPoolWait:
+			case model.GatePool:
 				s = ps.pool
 			}
 			if s != nil {
@@ -740,8 +651,8 @@ func (c *call) advance() {
 			// cached) and, on a secure binding, a negotiation handshake.
 			c.handshake = 0
 			c.newProxy = false
-			if c.proxy.fresh {
-				c.proxy.fresh = false
+			if c.proxy.Fresh {
+				c.proxy.Fresh = false
 				c.newProxy = true
 				c.build = c.cs.buildProxy(c.ep)
 				c.addFact = c.build.Add
@@ -872,7 +783,7 @@ func (c *call) advance() {
 			}
 		case cpClose:
 			b := &c.spec.Binding
-			if p := c.proxy; b.CloseMessage && p != nil && p.perCall && p.session {
+			if p := c.proxy; b.CloseMessage && p != nil && p.PerCall && p.session {
 				// The close has its own timeout, not what is left of the
 				// call's.
 				if c.deadline.Valid() {
@@ -953,51 +864,25 @@ func (c *call) fail(o results.Outcome) {
 		c.server = nil
 		j.clientGone()
 	}
-	if c.proxy != nil && (o == results.TimedOut || c.phase == cpNegotiate) && !c.proxy.perCall {
-		c.proxy.abort() // WCF aborts a channel that timed out or failed to open
+	negotiating := c.phase == cpNegotiate
+	if c.proxy != nil && c.proxy.AbortsAfter(o, negotiating) {
+		c.proxy.abort()
 	}
 	if c.r.measuring {
-		switch o {
-		case results.TimedOut:
-			c.cs.timedOut++
-		case results.Rejected:
-			c.cs.rejected++
-		default:
-			c.cs.failed++
-		}
-		if c.phase == cpNegotiate {
-			switch o {
-			case results.TimedOut:
-				c.cs.negTimedOut++
-			case results.Failed:
-				c.cs.negFailed++
-			}
-		}
+		c.cs.counts.Ended(o, negotiating)
 	}
-	if (o == results.TimedOut || o == results.Rejected) && c.attempt < c.spec.Retry.Attempts && !c.callerGone() {
+	if c.spec.Retry.Again(o, c.attempt, c.callerGone()) {
 		if c.r.measuring {
-			c.cs.retries++
+			c.cs.counts.Retries++
 		}
 		c.releaseProxy(false)
-		c.timer = c.r.e.Schedule(c.backoff(), sim.ClassArrival, c, ckBackoff, nil)
+		c.timer = c.r.e.Schedule(c.cs.backoff.Next(), sim.ClassArrival, c, ckBackoff, nil)
 		return
 	}
 	c.end(o)
 }
 
 func (c *call) callerGone() bool { return c.caller != nil && c.caller.orphaned() }
-
-func (c *call) backoff() time.Duration {
-	if !c.cs.hasBackoff {
-		return 0
-	}
-	d := c.cs.backoff.Sample()
-	if j := c.spec.Retry.Jitter; j > 0 {
-		u := c.cs.jitter.Float64()
-		d = time.Duration(float64(d) * (1 - j*u))
-	}
-	return d
-}
 
 // stop cancels whatever the current attempt waits on and frees the
 // connection (a timed-out or failed HTTP request closes its connection).
@@ -1043,42 +928,25 @@ func (c *call) stop() {
 	}
 }
 
-// releaseProxy lets go of the attempt's proxy; a per-call proxy is closed
-// after a completed call (graceful) and aborted after a failed one.
+// releaseProxy lets go of the attempt's proxy (model.Proxies.Release): a
+// per-call proxy is closed after a completed call (graceful) and aborted
+// after a failed one; then the gate it held.
 func (c *call) releaseProxy(graceful bool) {
 	ps := c.cs.proxy
 	p := c.proxy
 	c.proxy = nil
-	if p != nil {
-		switch c.spec.Proxy.Kind {
-		case model.ProxyPerCall:
-			if graceful {
-				p.close()
-			} else {
-				p.abort()
-			}
-		case model.ProxyPoolCreate:
-			if !p.dead && len(ps.idle) < c.spec.Proxy.PoolSize {
-				ps.idle = append(ps.idle, p)
-			} else {
-				p.close()
-			}
-		case model.ProxyPoolWait:
-			if !p.dead {
-				ps.idle = append(ps.idle, p)
-			}
-		}
+	if close, abort := ps.Release(p, graceful); abort {
+		p.abort()
+	} else if close {
+		p.close()
 	}
 	if c.holdProx {
 		c.holdProx = false
-		switch c.spec.Proxy.Kind {
-		case model.ProxySharedNoOpen:
-			// The open queue drains when the last waiter has gone through.
-			if ps.mutex.Waiting == 0 {
-				ps.opening = false
-			}
+		switch c.gate {
+		case model.GateOpen:
+			ps.Passed(c.gate, ps.mutex.Waiting)
 			ps.mutex.Release()
-		case model.ProxyPoolWait:
+		case model.GatePool:
 			ps.pool.Release()
 		}
 	}

@@ -524,7 +524,7 @@ func (j *job) openSession() bool {
 		case 2:
 			p.session, p.sessionTier, p.opener = true, t, nil
 			p.unpend() // accepted: no longer a pending security session
-			if p.perCall {
+			if p.PerCall {
 				j.Held.Take(model.HoldSession)
 			}
 			p.wakeSessionWaiters()
@@ -787,7 +787,7 @@ func (j *job) finish(o results.Outcome) {
 	if p := j.proxy; p != nil && j.Msg == model.MsgCall {
 		p.jobs--
 		p.lastActive = now
-		if p.dead && p.jobs == 0 {
+		if p.Dead && p.jobs == 0 {
 			p.settle()
 		}
 	}

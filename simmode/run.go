@@ -169,7 +169,7 @@ type runner struct {
 	callOf map[*model.Call]*callStat // call sites by spec, once there are many (callStat)
 
 	// factoryCaches are the callers' ChannelFactory caches (call.go).
-	factoryCaches []factoryCacheOf
+	factories model.FactoryCaches
 
 	lanes map[laneKey]*sim.Lane // fixed delays (fixedDelay)
 
