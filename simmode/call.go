@@ -233,20 +233,13 @@ type proxyInst struct {
 	bound             bool // a farm's replica holds its session (sessionful bindings)
 	replica           int  // which, when bound
 	model.ClientProxy      // its client side
-	session           bool // holds a server session slot
-	instance          bool
-	model.Session     // its server side
+	model.Session          // its server side
 	sessionTier       *tierRT
 	lock              *slots   // PerSession + ConcurrencyMode Single
 	opener            *job     // the job opening the session, if one is
 	sessWait          []jobRef // jobs waiting for that session
-	jobs              int      // server jobs in progress on this proxy
-	// aborted: the client aborted the proxy (after a timeout or a
-	// failure) rather than closing it; lastActive is when its last job
-	// ended; idle the session's inactivity timer (SessionIdleTimeout).
-	aborted    bool
-	lastActive sim.Time
-	idle       sim.EventID
+	// idle is the session's inactivity timer (SessionIdleTimeout).
+	idle sim.EventID
 	// pendTier is the tier where the proxy's security session is pending
 	// (negotiated, not yet opened: WCF.MaxPendingSessions); pendTimer its
 	// expiry when no call comes to open it.
@@ -259,28 +252,25 @@ type proxyInst struct {
 // Client is the proxy's client side (model.ProxyOf).
 func (p *proxyInst) Client() *model.ClientProxy { return &p.ClientProxy }
 
-// closeSession ends the proxy's server session, if any.
+// closeSession ends the proxy's server session, if any (model.Session.Close).
 func (p *proxyInst) closeSession() {
 	if p.idle.Valid() {
 		p.r.e.Cancel(p.idle)
 		p.idle = sim.EventID{}
 	}
-	if !p.session {
-		return
-	}
-	p.session = false
-	t := p.sessionTier
-	t.sessions.Release()
-	if p.instance {
-		p.instance = false
-		t.instances.Release()
+	if session, instance := p.Close(); session {
+		t := p.sessionTier
+		t.sessions.Release()
+		if instance {
+			t.instances.Release()
+		}
 	}
 }
 
 // close is the client closing the proxy.
 func (p *proxyInst) close() {
 	p.Dead = true
-	if p.jobs == 0 {
+	if p.ClientClosed(false) {
 		p.settle()
 	}
 }
@@ -288,11 +278,8 @@ func (p *proxyInst) close() {
 // abort is the client aborting the proxy (WCF aborts a channel after a
 // timeout or a fault): no message tells the server.
 func (p *proxyInst) abort() {
-	if !p.Dead {
-		p.aborted = true
-	}
 	p.Dead = true
-	if p.jobs == 0 {
+	if p.ClientClosed(true) {
 		p.settle()
 		if p.pendTier != nil && !p.pendTimer.Valid() {
 			// Negotiated, but the call that would open it never came:
@@ -304,41 +291,38 @@ func (p *proxyInst) abort() {
 	}
 }
 
-// settle is a dead proxy's last job ending: a closed proxy's session ends
-// now; an aborted one's, unseen by a server that waits for more messages,
-// SessionIdleTimeout after its last message.
+// settle is a closed proxy's last job ending (model.Session.Settle).
 func (p *proxyInst) settle() {
-	d := p.spec.Binding.SessionIdleTimeout
-	if !p.aborted || d <= 0 || !p.session {
-		p.closeSession()
-		return
+	if p.idle.Valid() && p.Aborted && p.spec.Binding.SessionIdleTimeout > 0 && p.Open {
+		return // its inactivity timer runs
 	}
-	if p.idle.Valid() {
-		return
-	}
-	at := p.lastActive.Add(d)
 	now := p.r.e.Now()
-	if at <= now {
+	closeNow, at := p.Settle(time.Duration(now), p.spec.Binding.SessionIdleTimeout)
+	if closeNow {
 		p.closeSession()
 		return
 	}
-	p.idle = p.r.e.Schedule(at.Sub(now), sim.ClassTimeout, p, pkIdle, nil)
+	p.idle = p.r.e.Schedule(sim.Time(at).Sub(now), sim.ClassTimeout, p, pkIdle, nil)
 }
 
-// pend counts the proxy's security session pending at t (its token issued).
-func (p *proxyInst) pend(t *tierRT) {
-	if p.pendTier == nil {
-		p.pendTier = t
-		t.st.Pending++
+// pend is the proxy's security session's token issued at t; it reports
+// false when t already has WCF.MaxPendingSessions (model.Session.Pend).
+func (p *proxyInst) pend(t *tierRT) bool {
+	if p.pendTier != nil && p.pendTier != t {
+		return model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions)
 	}
+	if !p.Pend(&t.st, t.spec.WCF.MaxPendingSessions) {
+		return false
+	}
+	p.pendTier = t
+	return true
 }
 
 // unpend ends the proxy's pending state: opened, gone, or expired.
 func (p *proxyInst) unpend() {
-	if p.pendTier == nil {
+	if p.pendTier == nil || !p.Unpend(&p.pendTier.st) {
 		return
 	}
-	p.pendTier.st.Pending--
 	p.pendTier = nil
 	if p.pendTimer.Valid() {
 		p.r.e.Cancel(p.pendTimer)
@@ -355,12 +339,12 @@ func (p *proxyInst) OnEvent(e *sim.Engine, kind int32, arg any) {
 	switch kind {
 	case pkIdle:
 		p.idle = sim.EventID{}
-		if p.jobs == 0 {
+		if p.Jobs == 0 {
 			p.closeSession() // receiveTimeout: the idle session is dropped
 		}
 	case pkPending:
 		p.pendTimer = sim.EventID{}
-		if p.jobs == 0 {
+		if p.Jobs == 0 {
 			p.unpend()
 		}
 	}
@@ -757,7 +741,7 @@ func (c *call) advance() {
 			t := c.r.tiers[ti]
 			j := t.newJob(c)
 			if c.proxy != nil {
-				c.proxy.jobs++
+				c.proxy.Jobs++
 				if c.newProxy && c.spec.Binding.NegotiationLegs == 0 {
 					// The server's side of a new proxy's security negotiation.
 					j.ExtraCPU = c.spec.Binding.SessionCPU
@@ -783,7 +767,7 @@ func (c *call) advance() {
 			}
 		case cpClose:
 			b := &c.spec.Binding
-			if p := c.proxy; b.CloseMessage && p != nil && p.PerCall && p.session {
+			if p := c.proxy; b.CloseMessage && p != nil && p.PerCall && p.Open {
 				// The close has its own timeout, not what is left of the
 				// call's.
 				if c.deadline.Valid() {

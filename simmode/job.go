@@ -317,13 +317,12 @@ func (j *job) advance() {
 			j.finish(results.Completed)
 			return
 		case model.ActNegotiate:
-			if !model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions) {
+			if !j.proxy.pend(t) {
 				// QuotaExceededException: the client's negotiation fails
 				// (SecurityNegotiationException).
 				j.finish(results.Failed)
 				return
 			}
-			j.proxy.pend(t)
 		case model.ActCloseSession:
 			j.proxy.closeSession() // the Cancel ends the session
 		}
@@ -484,7 +483,7 @@ func (j *job) cpuDone(now sim.Time) {
 func (j *job) openSession() bool {
 	t := j.t
 	p := j.proxy
-	if t.spec.WCF == nil || p == nil || !j.Sessionful || p.session {
+	if t.spec.WCF == nil || p == nil || !j.Sessionful || p.Open {
 		return true
 	}
 	if p.opener != nil && p.opener != j {
@@ -496,14 +495,13 @@ func (j *job) openSession() bool {
 	for {
 		switch j.sessStage {
 		case 0:
-			if j.Call.Binding.Listener && !t.sessions.Free() {
-				// A new connection through the netTcp listener: it waits
-				// among its pending and backlogged connections, or is
-				// refused when they are full.
-				if model.DecideListener(&t.spec.WCF.Listener, t.st.ListenWaiting) == model.DecisionReject {
-					t.reject(j)
-					return false
-				}
+			// A new connection through the netTcp listener: it waits among
+			// its pending and backlogged connections, or is refused when
+			// they are full.
+			if listens, refused := t.spec.Listens(&j.Call.Binding, t.sessions.Free(), t.st.ListenWaiting); refused {
+				t.reject(j)
+				return false
+			} else if listens {
 				j.inListen = true
 				t.st.ListenWaiting++
 				t.lv[model.LvListenerWaiting].Set(t.r.e.Now(), float64(t.st.ListenWaiting))
@@ -518,11 +516,12 @@ func (j *job) openSession() bool {
 				if !j.wait(t.instances, results.BdThrottle) {
 					return false
 				}
-				p.instance = true
+				p.Instance = true
 			}
 			j.sessStage = 2
 		case 2:
-			p.session, p.sessionTier, p.opener = true, t, nil
+			p.sessionTier, p.opener = t, nil
+			p.Opened(t.spec.WCF.Instancing == model.PerSession)
 			p.unpend() // accepted: no longer a pending security session
 			if p.PerCall {
 				j.Held.Take(model.HoldSession)
@@ -534,13 +533,8 @@ func (j *job) openSession() bool {
 }
 
 // keepsSession reports whether a per-call proxy's session outlives its
-// job: its client closes it with a message of its own (CloseMessage), or
-// has aborted it unseen by the server (SessionIdleTimeout), which then
-// waits for the session's inactivity timeout (proxyInst.settle).
-func (j *job) keepsSession() bool {
-	b := &j.Call.Binding
-	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
-}
+// job (model.Binding.KeepsSession).
+func (j *job) keepsSession() bool { return j.Call.Binding.KeepsSession(j.orphaned()) }
 
 // clientGone is the job's client giving up (timeout or abort). A call
 // still waiting for its WCF session is dropped: its channel was never
@@ -551,12 +545,7 @@ func (j *job) clientGone() {
 		return
 	}
 	p := j.proxy
-	if p == nil || p.session {
-		return
-	}
-	if j.Call.Binding.SessionIdleTimeout > 0 {
-		// A session over HTTP: the server never learns that the client
-		// aborted; the channel stays queued for its session, orphaned.
+	if p == nil || p.Open || !j.Call.Binding.DropsWaitingCall() {
 		return
 	}
 	if p.opener != j {
@@ -582,8 +571,8 @@ func (j *job) abandonSession() {
 	if j.sessStage >= 1 {
 		t.sessions.Release()
 	}
-	if p.instance && !p.session {
-		p.instance = false
+	if p.Instance && !p.Open {
+		p.Instance = false
 		t.instances.Release()
 	}
 	p.opener = nil
@@ -785,9 +774,7 @@ func (j *job) finish(o results.Outcome) {
 		}
 	}
 	if p := j.proxy; p != nil && j.Msg == model.MsgCall {
-		p.jobs--
-		p.lastActive = now
-		if p.Dead && p.jobs == 0 {
+		if p.CallEnded(time.Duration(now)) {
 			p.settle()
 		}
 	}
