@@ -28,13 +28,49 @@ type pool struct {
 	repWait  int
 }
 
-func newPool(rt *runner, spec model.Pool) *pool {
-	p := &pool{rt: rt, tp: model.NewThreadPool(spec), gateCh: make(chan time.Duration, 1), retireCh: make(chan time.Duration, 1)}
+// newTierPool returns tier t's pool called name ("worker", "io"). The
+// CLR 4 controller draws its sample intervals from the stream
+// tier/<tier>/<name>/hillclimbing (the simulator's) and reads the tier's
+// CPU at its gate ticks.
+func newTierPool(rt *runner, t *tierRT, name string, spec model.Pool) *pool {
+	var rnd model.Rand
+	if spec.Injection == model.InjectCLR4 {
+		rnd = rt.streams.Stream("tier/" + t.spec.Name + "/" + name + "/hillclimbing")
+	}
+	p := &pool{rt: rt, tp: model.NewThreadPool(spec, rnd), gateCh: make(chan time.Duration, 1), retireCh: make(chan time.Duration, 1)}
 	p.tp.Grant = wake
 	p.tp.OnChange, p.tp.OnGrow = p.report, p.report
 	p.tp.ArmGate = func(d time.Duration) { p.gateCh <- d }
 	p.tp.ArmRetire = func(d time.Duration) { p.retireCh <- d }
+	if rnd != nil {
+		p.tp.CPU = cpuReader(&t.lvCPU, t.spec.Cores)
+	}
 	return p
+}
+
+// cpuReader returns the CPU use in percent of cores, from the tier's CPU
+// level, since its previous call (or the level's warm-up reset, if that
+// came later). It reads the level at the real instant; now (simulated) is
+// not needed, as both ends of the span are read the same way.
+func cpuReader(lv *level, cores int) func(now time.Duration) int {
+	var from time.Duration
+	var area0 float64
+	return func(time.Duration) int {
+		lv.mu.Lock()
+		now := lv.clk.now()
+		lv.advanceLocked(now)
+		area, start, last := lv.area, lv.start, lv.last
+		lv.mu.Unlock()
+		if start > from {
+			from, area0 = start, 0
+		}
+		a, span := area-area0, last-from
+		from, area0 = last, area
+		if span <= 0 || cores <= 0 {
+			return 0
+		}
+		return int(100 * a / (float64(span) * float64(cores)))
+	}
 }
 
 // report passes changes of the pool's counts to the tier (mu held).
@@ -51,11 +87,14 @@ func (p *pool) begin() *waiter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := newWaiter()
-	if p.tp.Acquire(&w.Waiter) {
+	if p.tp.Acquire(&w.Waiter, p.now()) {
 		return nil
 	}
 	return w
 }
+
+// now is the simulated instant (mu held).
+func (p *pool) now() time.Duration { return p.rt.clk.toSim(p.rt.clk.now()) }
 
 // beginBounded is begin for a request's first thread: when the pool's queue
 // is bounded and full (model.ThreadPool.Rejects) it takes nothing and
@@ -67,7 +106,7 @@ func (p *pool) beginBounded() (w *waiter, rejected bool) {
 		return nil, true
 	}
 	w = newWaiter()
-	if p.tp.Acquire(&w.Waiter) {
+	if p.tp.Acquire(&w.Waiter, p.now()) {
 		return nil, false
 	}
 	return w, false
@@ -80,7 +119,7 @@ func (p *pool) acquire(ctx context.Context) error { return p.wait(ctx, p.begin()
 // release returns a thread to the pool.
 func (p *pool) release() {
 	p.mu.Lock()
-	p.tp.Release()
+	p.tp.Release(p.now())
 	p.mu.Unlock()
 }
 
