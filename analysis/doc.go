@@ -14,17 +14,29 @@
 //
 // Plan searches by simulating: the smallest setting that meets a goal
 // (ParseGoal reads "p99<4s,timeouts<0.1%"), by bisection on a capacity
-// setting or over a grid, or the most load a configuration holds. Every
-// point is replicated with the seeds of 'tsim run' (runner.ReplicationSeed)
-// on a runner.Executor, and a goal holds when its one-sided 95% Student t
+// setting or over a grid, the most load a configuration holds (up to a
+// cap, LoadCap), or the setting that maximises goodput. It streams each
+// point as it is judged (PlanOptions.OnPoint) and, interrupted, returns
+// those that finished with ErrInterrupted. Every point is replicated
+// with the seeds of 'tsim run' (runner.ReplicationSeed) on a
+// runner.Executor, and a goal holds when its one-sided 95% Student t
 // bound across the replications does.
 //
-// Both return typed results — bounds, points, answers, proposed changes —
+// Check answers, before anything runs, what a run of a file will take:
+// its peak memory (its machines, users, requests under way, connection
+// pools and time series, by constants measured on the simulator, times
+// the replications run at once), against the machine's (MachineMemory);
+// and whether a load arrives faster than the configuration serves it by
+// the operational laws (ρ > 1 at the binding throttle), for how long, and
+// whether the excess is kept or refused by a bounded queue.
+//
+// All of them return typed results — bounds, points, answers, proposed changes —
 // and write their text (WriteText) with report's tables and number
 // formats; the command line only parses flags, calls, prints and draws.
 //
-// Package analysis builds on format, model, runner, results, sim and
-// report (for its formats and tables only). It must not import cmd/tsim or
+// Package analysis builds on format, model, runner, results, sim,
+// report (for its formats and tables only) and dotnetconfig (to write a
+// proposed change as the .NET configuration that makes it). It must not import cmd/tsim or
 // the root package tsim, and it draws no picture: plots are reached, if at
 // all, through report, and the pictures of explain and plan are drawn by
 // their callers from the typed results.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsim-dev/tsim/dotnetconfig"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
@@ -493,6 +494,12 @@ func diagnose(w io.Writer, v *Variant) {
 			para(w, "By the bounds nothing binds, yet requests fail: the bounds are means over the run, and the simulation saw a limit bind for a while (the breakdown above says where requests waited). %s", ch.Text)
 		} else {
 			para(w, "Nothing to change for this load. %s", ch.Text)
+		}
+		// The same change as a .NET person makes it (dotnetconfig).
+		if ch.Set.Key != "" {
+			if cfg, ok := dotnetconfig.SettingConfig(&v.Scenario.Topology, ch.Set.Key, ch.Set.Value); ok {
+				para(w, "In .NET: %s.", cfg)
+			}
 		}
 	}
 	if v.Change.Then != "" {

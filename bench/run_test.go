@@ -54,9 +54,10 @@ func TestRunWhole(t *testing.T) {
 	if r.Model != "run:tiny.toml" || r.Requests == 0 || r.Events == 0 || r.WallS <= 0 || r.OutputS <= 0 || r.OutputBytes == 0 {
 		t.Fatalf("RunWhole = %+v", r)
 	}
-	// summary.json, summary.csv, timeseries.csv, perfmon.csv and three pictures.
-	if r.OutputFiles != 7 {
-		t.Errorf("%d files written, want 7", r.OutputFiles)
+	// summary.json, summary.csv, timeseries.csv, perfmon.csv, three pictures
+	// and report.html.
+	if r.OutputFiles != 8 {
+		t.Errorf("%d files written, want 8", r.OutputFiles)
 	}
 }
 

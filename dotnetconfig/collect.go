@@ -83,6 +83,15 @@ type collected struct {
 	services  []*named
 	client    []*endpoint
 
+	// The collections while the files are merged (keyed.go); the slices
+	// above are filled from them once every file is walked.
+	connK      keyed[connEntry]
+	bindingsK  map[string]*keyed[*named]
+	bindingTyp []string // binding types in the order first met
+	behaviorsK keyed[*named]
+	servicesK  keyed[*named]
+	clientK    keyed[*endpoint]
+
 	warnings []Warning
 	errs     []error
 }
@@ -148,7 +157,7 @@ func homeName(s string) (string, bool) {
 
 // collect walks the files in hierarchy order.
 func collect(files []File) (*collected, error) {
-	c := &collected{bindings: map[string][]*named{}}
+	c := &collected{bindings: map[string][]*named{}, bindingsK: map[string]*keyed[*named]{}}
 	for _, f := range files {
 		root, err := Parse(f.Name, f.Data)
 		if err != nil {
@@ -165,6 +174,13 @@ func collect(files []File) (*collected, error) {
 		w := &walker{c: c, f: f, seen: map[string]pos{}}
 		w.children(root, nil, nil)
 	}
+	c.conn = c.connK.list()
+	for _, t := range c.bindingTyp {
+		c.bindings[t] = c.bindingsK[t].list()
+	}
+	c.behaviors = c.behaviorsK.list()
+	c.services = c.servicesK.list()
+	c.client = c.clientK.list()
 	return c, nil
 }
 
@@ -210,16 +226,20 @@ func (w *walker) visit(el *Element, path, labels []string) {
 		w.configSource(el, p)
 		switch p {
 		case "system.serviceModel/behaviors/serviceBehaviors":
-			w.collection(el, p, &w.c.behaviors, "behavior", "name")
+			w.collection(el, p, &w.c.behaviorsK, "behavior", "name")
 		case "system.serviceModel/services":
-			w.collection(el, p, &w.c.services, "service", "name")
+			w.collection(el, p, &w.c.servicesK, "service", "name")
 		case "system.serviceModel/client":
 			w.clientEndpoints(el)
 		case "system.serviceModel/bindings":
 			for _, ch := range el.Children {
-				list := w.c.bindings[ch.Name]
-				w.collection(ch, p+"/"+ch.Name, &list, "binding", "name")
-				w.c.bindings[ch.Name] = list
+				list := w.c.bindingsK[ch.Name]
+				if list == nil {
+					list = &keyed[*named]{}
+					w.c.bindingsK[ch.Name] = list
+					w.c.bindingTyp = append(w.c.bindingTyp, ch.Name)
+				}
+				w.collection(ch, p+"/"+ch.Name, list, "binding", "name")
 			}
 		default: // endpointBehaviors: only look for misplaced throttles
 			w.children(el, path, labels)
@@ -388,6 +408,7 @@ func (w *walker) connectionManagement(el *Element) {
 	c.connSeen = true
 	w.configSource(el, "system.net/connectionManagement")
 	inFile := map[string]int{} // address → line added in this element
+	var dups repeated
 	for _, ch := range el.Children {
 		at := w.at(ch)
 		switch ch.Name {
@@ -399,7 +420,7 @@ func (w *walker) connectionManagement(el *Element) {
 				continue
 			}
 			if l, dup := inFile[addr]; dup {
-				c.errorf(at, "<add address=%q> a second time in this connectionManagement (first at line %d); .NET refuses it", clip(addr), l)
+				dups.note(at, fmt.Sprintf("<add address=%q> a second time in this connectionManagement (first at line %d); .NET refuses it", clip(addr), l))
 				continue
 			}
 			inFile[addr] = ch.Line
@@ -412,71 +433,87 @@ func (w *walker) connectionManagement(el *Element) {
 				}
 				e.max, e.maxSet = n, true
 			}
-			c.conn = removeConn(c.conn, addr)
-			c.conn = append(c.conn, e)
+			c.connK.add(addr, e)
 		case "remove":
 			addr, ok := ch.Attr("address")
 			if !ok {
 				c.errorf(at, "<connectionManagement><remove> without an address attribute; .NET refuses it")
 				continue
 			}
-			before := len(c.conn)
-			c.conn = removeConn(c.conn, addr)
-			if len(c.conn) == before {
+			if !c.connK.remove(addr) {
 				c.warn(at, "<remove address=%q> has no effect: no earlier entry has that address", clip(addr))
 			}
 		case "clear":
-			if len(c.conn) == 0 {
+			if c.connK.len() == 0 {
 				c.warn(at, "<clear/> has no effect: no earlier connectionManagement entries")
 			}
-			c.conn = nil
+			c.connK.clear()
 		default:
 			c.warn(at, "<%s> ignored: connectionManagement takes only <add>, <remove> and <clear/> (.NET refuses an unrecognized element)", clip(ch.Name))
 		}
 	}
+	dups.report(c, "repeated addresses in this connectionManagement")
 }
 
-func removeConn(list []connEntry, addr string) []connEntry {
-	out := list[:0:0]
-	for _, e := range list {
-		if e.address != addr {
-			out = append(out, e)
-		}
+// repeated gathers one kind of error found many times in an element: the
+// first is reported whole, the others counted, so that a file of 20,000
+// repeated entries makes one line, not 20,000.
+type repeated struct {
+	at    pos
+	msg   string
+	count int
+	last  int // line of the last one
+}
+
+func (r *repeated) note(at pos, msg string) {
+	if r.count == 0 {
+		r.at, r.msg = at, msg
 	}
-	return out
+	r.count++
+	r.last = at.line
+}
+
+func (r *repeated) report(c *collected, what string) {
+	switch {
+	case r.count == 0:
+	case r.count == 1:
+		c.errorf(r.at, "%s", r.msg)
+	default:
+		c.errorf(r.at, "%s; and %d more %s, the last at line %d", r.msg, r.count-1, what, r.last)
+	}
 }
 
 // collection applies a WCF keyed collection (<binding>, <behavior>,
 // <service>) with <remove> and <clear/>: a later file's element with the
 // same key replaces the earlier one.
-func (w *walker) collection(el *Element, p string, list *[]*named, item, key string) {
-	c := w.c
+func (w *walker) collection(el *Element, p string, list *keyed[*named], item, key string) {
 	inFile := map[string]int{}
+	var dups repeated
 	for _, ch := range el.Children {
 		at := w.at(ch)
 		switch ch.Name {
 		case item:
 			name, _ := ch.Attr(key)
 			if l, dup := inFile[name]; dup {
-				c.errorf(at, "<%s %s=%q> a second time in <%s> (first at line %d); .NET refuses it", item, key, clip(name), p, l)
+				dups.note(at, fmt.Sprintf("<%s %s=%q> a second time in <%s> (first at line %d); .NET refuses it", item, key, clip(name), p, l))
 				continue
 			}
 			inFile[name] = ch.Line
-			*list = removeNamed(*list, name)
-			*list = append(*list, &named{name: name, el: ch, at: at})
+			list.add(name, &named{name: name, el: ch, at: at})
 			if item == "behavior" {
 				w.behaviorChildren(ch)
 			}
 		case "remove":
 			name, _ := ch.Attr(key)
-			*list = removeNamed(*list, name)
+			list.remove(name)
 		case "clear":
-			*list = nil
+			list.clear()
 		default:
 			path := append(strings.Split(p, "/"), ch.Name)
 			w.misplaced(ch, path, path)
 		}
 	}
+	dups.report(w.c, "repeated "+item+"s in <"+p+">")
 }
 
 // behaviorChildren checks a service behaviour's elements: one
@@ -497,18 +534,10 @@ func (w *walker) behaviorChildren(b *Element) {
 	}
 }
 
-func removeNamed(list []*named, name string) []*named {
-	out := list[:0:0]
-	for _, n := range list {
-		if n.name != name {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// clientEndpoints collects <client><endpoint>s.
+// clientEndpoints collects <client><endpoint>s: a later endpoint with the
+// same name and contract replaces an earlier one.
 func (w *walker) clientEndpoints(el *Element) {
+	key := func(name, contract string) string { return name + "\x00" + contract }
 	for _, ch := range el.Children {
 		switch ch.Name {
 		case "endpoint":
@@ -518,26 +547,13 @@ func (w *walker) clientEndpoints(el *Element) {
 			ep.binding, ep.hasBinding = ch.Attr("binding")
 			ep.bindingConfig, _ = ch.Attr("bindingConfiguration")
 			ep.contract, _ = ch.Attr("contract")
-			// A later file's endpoint with the same name and contract replaces it.
-			out := w.c.client[:0:0]
-			for _, e := range w.c.client {
-				if e.name != ep.name || e.contract != ep.contract {
-					out = append(out, e)
-				}
-			}
-			w.c.client = append(out, ep)
+			w.c.clientK.add(key(ep.name, ep.contract), ep)
 		case "clear":
-			w.c.client = nil
+			w.c.clientK.clear()
 		case "remove":
 			name, _ := ch.Attr("name")
 			contract, _ := ch.Attr("contract")
-			out := w.c.client[:0:0]
-			for _, e := range w.c.client {
-				if e.name != name || e.contract != contract {
-					out = append(out, e)
-				}
-			}
-			w.c.client = out
+			w.c.clientK.remove(key(name, contract))
 		default:
 			path := []string{"system.serviceModel", "client", ch.Name}
 			w.misplaced(ch, path, path)

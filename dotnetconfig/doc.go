@@ -16,12 +16,19 @@
 // its connection limits come from format.ResolveConnLimit, the rule the
 // loader itself applies, so tsim config and tsim run cannot disagree.
 //
-// Files are parsed with encoding/xml, at most MaxFileSize bytes each and
-// nested at most maxDepth elements deep; a malformed file is an error that
-// names file and line. Messages name elements and attributes but never
-// repeat file contents beyond the settings this package interprets.
+// SettingConfig goes the other way: a tsim setting (the change tsim explain
+// proposes) as the .NET configuration element or line of code that makes
+// it, such as <add address="http://orders" maxconnection="17"/>.
 //
-// The package imports format (connection limits, presets) and model (the
-// resolved tier the skeleton is checked against), and the standard library.
-// It reads files only in ReadFile; everything else works on bytes.
+// Files are read through package input (regular files only, at most
+// MaxFileSize bytes), parsed with encoding/xml, their charset decoded with
+// golang.org/x/text, and nested at most maxDepth elements deep; a malformed
+// file is an error that names file and line. Collections merge in linear
+// time. Messages name elements and attributes but never repeat file
+// contents beyond the settings this package interprets.
+//
+// The package imports format (connection limits, presets), model (the
+// resolved tier the skeleton is checked against) and input (reading), the
+// standard library and golang.org/x/text. Only ReadArgs touches files;
+// everything else works on bytes.
 package dotnetconfig

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tsim-dev/tsim/input"
 )
 
 // Kind is what a configuration file is to .NET.
@@ -62,7 +64,9 @@ type File struct {
 // whose kind KindOf knows, KIND=PATH for any other name (machine=old.config,
 // web=Web.Release.config), or a directory, which stands for the files in it
 // whose kind KindOf knows (machine.config first, then the others by name).
-// Each file is read with ReadFile's size limit.
+// Each file is read through package input: a regular file only (a FIFO,
+// a device or a directory given as KIND=PATH is refused before it is
+// opened), of at most MaxFileSize bytes.
 func ReadArgs(args []string) ([]File, error) {
 	var files []File
 	for _, arg := range args {
@@ -71,7 +75,7 @@ func ReadArgs(args []string) ([]File, error) {
 			if !known {
 				return nil, fmt.Errorf("%s: unknown kind %q (kinds: %s)", arg, k, strings.Join(KindNames(), ", "))
 			}
-			data, err := ReadFile(p)
+			data, err := readFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -94,13 +98,18 @@ func ReadArgs(args []string) ([]File, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: cannot tell what kind of configuration file this is from its name; name it as machine=%s, web=%s, app=%s or aspnet=%s", arg, arg, arg, arg, arg)
 		}
-		data, err := ReadFile(arg)
+		data, err := readFile(arg)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, File{Name: arg, Kind: kind, Data: data})
 	}
 	return files, nil
+}
+
+// readFile reads one configuration file: regular, bounded (package input).
+func readFile(path string) ([]byte, error) {
+	return input.ReadRegular(path, MaxFileSize, "configuration files")
 }
 
 func kindByName(s string) (Kind, bool) {
@@ -127,7 +136,7 @@ func readDir(dir string) ([]File, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		data, err := ReadFile(p)
+		data, err := readFile(p)
 		if err != nil {
 			return nil, err
 		}

@@ -175,12 +175,26 @@ func Resolve(files []File, opt Options) (*Report, error) {
 	r.calls()
 	r.unused()
 	if len(c.errs) > 0 {
-		return nil, errors.Join(c.errs...)
+		errs := c.errs
+		if len(errs) > maxErrors {
+			errs = append(errs[:maxErrors:maxErrors], fmt.Errorf("and %d more problems", len(c.errs)-maxErrors))
+		}
+		return nil, errors.Join(errs...)
 	}
 	r.rep.Warnings = sortWarnings(c.warnings, r.rep.Files)
+	if n := len(r.rep.Warnings); n > maxWarnings {
+		r.rep.Warnings = append(r.rep.Warnings[:maxWarnings:maxWarnings], Warning{Msg: fmt.Sprintf("and %d more warnings", n-maxWarnings)})
+	}
 
 	return r.rep, nil
 }
+
+// maxErrors and maxWarnings bound what Resolve reports: a file of 20,000
+// broken entries makes a page, not 20,000 lines.
+const (
+	maxErrors   = 20
+	maxWarnings = 100
+)
 
 // sortWarnings orders warnings by file (in the order applied) and line.
 func sortWarnings(ws []Warning, files []string) []Warning {
@@ -221,6 +235,8 @@ type resolver struct {
 	workerMax, ioMax         int
 	starEntry                int // the '*' maxconnection in effect; 0 = none
 	serviceBehavior, svcName string
+	targets                  map[string]*Call // ServicePoint key → the first call to it
+	listenerDone             bool             // the netTcp listener is reported
 }
 
 func (r *resolver) aspnet() bool { return r.rep.Host != "self" }
@@ -401,6 +417,7 @@ func (r *resolver) threadsASPNet() {
 	minOf := func(attrName, key string, max int) {
 		if n, at, ok := r.intAttr(pm, "processModel", attrName, 1, maxInt32-1, false); ok {
 			v, note := r.perCPU(n)
+			note += ", ASP.NET calls ThreadPool.SetMinThreads"
 			if v > max {
 				r.c.warn(at, "processModel %s has no effect: %s exceeds the maximum (%d); ThreadPool.SetMinThreads refuses it", attrName, note, max)
 			} else {
@@ -409,7 +426,7 @@ func (r *resolver) threadsASPNet() {
 				return
 			}
 		}
-		from := fromDefault(fmt.Sprintf("1 per CPU × %d, the CLR's own minimum (dotnet.md §3)", r.n))
+		from := fromDefault(fmt.Sprintf("1 per CPU × %d, the CLR's own minimum (dotnet.md §3a); ThreadPool.SetMinThreads in code raises it", r.n))
 		r.row("processModel "+attrName, fmt.Sprint(r.n), key, from)
 		r.set(key, r.n, from, false)
 	}
@@ -433,13 +450,14 @@ func (r *resolver) threadsSelf() {
 		setting, key string
 		v            int
 		why          string
+		code         string
 	}{
-		{"CLR worker threads, min", "worker.min", r.n, minWhy},
-		{"CLR worker threads, max", "worker.max", wmax, why},
-		{"CLR I/O threads, min", "io.min", r.n, minWhy},
-		{"CLR I/O threads, max", "io.max", 1000, "the CLR's I/O completion thread maximum (dotnet.md §3)"},
+		{"CLR worker threads, min", "worker.min", r.n, minWhy, "ThreadPool.SetMinThreads"},
+		{"CLR worker threads, max", "worker.max", wmax, why, "ThreadPool.SetMaxThreads"},
+		{"CLR I/O threads, min", "io.min", r.n, minWhy, "ThreadPool.SetMinThreads"},
+		{"CLR I/O threads, max", "io.max", 1000, "the CLR's I/O completion thread maximum (dotnet.md §3a)", "ThreadPool.SetMaxThreads"},
 	} {
-		r.row(k.setting, fmt.Sprint(k.v), k.key, fromDefault(k.why+"; set only in code (ThreadPool.SetMaxThreads)"))
+		r.row(k.setting, fmt.Sprint(k.v), k.key, fromDefault(k.why+"; set only in code ("+k.code+")"))
 		r.set(k.key, k.v, fromDefault(k.why), false)
 	}
 }

@@ -520,7 +520,7 @@ func TestInvalid(t *testing.T) {
 		{"web and app", []File{file("web.config", ""), file("app.exe.config", "")}, "both a web.config"},
 		{"two machine.config", []File{file("machine.config", ""), file("machine.config", "")}, "two machine.config"},
 		{"deep", []File{{Name: "web.config", Kind: KindWeb, Data: []byte("<configuration>" + strings.Repeat("<a>", 200) + strings.Repeat("</a>", 200) + "</configuration>")}}, "nested deeper than 100"},
-		{"utf-16 without BOM declared", []File{{Name: "web.config", Kind: KindWeb, Data: []byte(`<?xml version="1.0" encoding="koi8-r"?><configuration/>`)}}, "unsupported encoding"},
+		{"unknown charset", []File{{Name: "web.config", Kind: KindWeb, Data: []byte(`<?xml version="1.0" encoding="x-no-such-charset"?><configuration/>`)}}, "unsupported encoding"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resolve(tc.files, opts("3.5", 1))
@@ -548,8 +548,8 @@ func TestTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := ReadArgs([]string{p}); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
-		t.Fatalf("error %v, want larger than 16 MiB", err)
+	if _, err := ReadArgs([]string{p}); err == nil || !strings.Contains(err.Error(), "configuration files may be at most 16 MiB") {
+		t.Fatalf("error %v, want at most 16 MiB", err)
 	}
 }
 
@@ -559,10 +559,20 @@ func TestEncodings(t *testing.T) {
 	for _, r := range `<?xml version="1.0" encoding="utf-16"?>` + body {
 		utf16le = append(utf16le, byte(r), byte(r>>8))
 	}
+	utf16be := []byte{}
+	for _, r := range `<?xml version="1.0" encoding="utf-16"?>` + body {
+		utf16be = append(utf16be, byte(r>>8), byte(r))
+	}
+	// A comment in KOI8-R: "ёлка" (e-with-diaeresis, el, ka, a).
+	koi8 := append([]byte(`<?xml version="1.0" encoding="koi8-r"?><!-- `), 0xA3, 0xCC, 0xCB, 0xC1)
+	koi8 = append(koi8, " -->"+body...)
 	for name, data := range map[string][]byte{
-		"bom":      append([]byte{0xEF, 0xBB, 0xBF}, body...),
-		"utf-16le": utf16le,
-		"latin1":   []byte(`<?xml version="1.0" encoding="iso-8859-1"?>` + body),
+		"bom":                  append([]byte{0xEF, 0xBB, 0xBF}, body...),
+		"utf-16le":             utf16le,
+		"utf-16be without BOM": utf16be,
+		"latin1":               []byte(`<?xml version="1.0" encoding="iso-8859-1"?>` + body),
+		"windows-1252":         append([]byte("<?xml version=\"1.0\" encoding=\"windows-1252\"?><!-- \x80 -->"), body...),
+		"koi8-r":               koi8,
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := mustResolve(t, opts("3.5", 1), File{Name: "app.exe.config", Kind: KindApp, Data: data})

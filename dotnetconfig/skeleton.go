@@ -120,7 +120,12 @@ func (r *Report) Skeleton() ([]byte, error) {
 		}
 		p("  # connection limit: %s\n", comment(c.Resolution))
 	}
+	placed := map[string]bool{}
 	for _, c := range r.Calls {
+		if placed[c.Target] {
+			continue // another endpoint on the same scheme://host:port
+		}
+		placed[c.Target] = true
 		p("\n[[tier]]\n%-40s # placeholder for the service at %s: give its preset, cores and steps\n", fmt.Sprintf("name = %q", c.Target), comment(c.Address))
 		p("  [[tier.step]]\n  cpu = \"exp(10ms)\"\n")
 	}

@@ -41,6 +41,7 @@ func (r *resolver) wcfService() {
 		}
 	}
 	defaultBehavior := findNamed(c.behaviors, "")
+	r.markOtherServices(svc)
 	if svc == nil && !(wcf4 && defaultBehavior != nil) {
 		if r.opt.Service != "" {
 			c.errorf(pos{file: "--service"}, "no <services> in the files")
@@ -134,6 +135,34 @@ func (r *resolver) wcfService() {
 	r.set("wcf.max_instances", mi, miFrom, miFile)
 }
 
+// markOtherServices marks the behaviours and binding configurations the
+// services other than svc use: they are in use, though the tier gets one
+// service's throttle, and "no service uses it" would be false.
+func (r *resolver) markOtherServices(svc *named) {
+	for _, s := range r.c.services {
+		if s == svc {
+			continue
+		}
+		if bc, ok := s.el.Attr("behaviorConfiguration"); ok {
+			if b := findNamed(r.c.behaviors, bc); b != nil {
+				b.used = true
+			}
+		} else if b := findNamed(r.c.behaviors, ""); b != nil && atLeast(r.v, "4.0") {
+			b.used = true
+		}
+		for _, ep := range s.el.Children {
+			if ep.Name != "endpoint" {
+				continue
+			}
+			typ, _ := ep.Attr("binding")
+			name, _ := ep.Attr("bindingConfiguration")
+			if b := findNamed(r.c.bindings[typ], name); b != nil && (name != "" || atLeast(r.v, "4.0")) {
+				b.used = true
+			}
+		}
+	}
+}
+
 // serviceEndpoint describes one of the service's endpoints: whether its
 // binding keeps sessions decides whether maxConcurrentSessions matters.
 func (r *resolver) serviceEndpoint(ep *Element, file string) {
@@ -144,7 +173,7 @@ func (r *resolver) serviceEndpoint(ep *Element, file string) {
 		return // a default endpoint; nothing to say about it
 	}
 	cfgName, _ := ep.Attr("bindingConfiguration")
-	cfg, _ := r.bindingConfig(typ, cfgName, at)
+	cfg, cfgAt := r.bindingConfig(typ, cfgName, at)
 	b := mapBinding(typ, cfg)
 	if b.unknown {
 		return
@@ -154,6 +183,61 @@ func (r *resolver) serviceEndpoint(ep *Element, file string) {
 		s = "sessionful: maxConcurrentSessions applies"
 	}
 	r.row(fmt.Sprintf("service endpoint %q", clip(addr)), typ, "", fromAt(at, s+"; in tsim the callers' binding decides"))
+	if b.tsim == "netTcp" && !r.listenerDone {
+		r.listenerDone = true
+		r.netTcpListener(cfg, cfgAt)
+	}
+}
+
+// netTcpListener reports the netTcp listener the first netTcp endpoint of
+// the service configures: portSharingEnabled, maxConnections and
+// listenBacklog (dotnet.md §5). With port sharing the Net.TCP Port Sharing
+// Service accepts the connections and the binding's two limits are ignored.
+func (r *resolver) netTcpListener(cfg *Element, at pos) {
+	sharing, sharingFrom, sharingFile := false, fromDefault("false (TcpTransportDefaults.PortSharingEnabled)"), false
+	if cfg != nil {
+		if a, ok := cfg.Attr("portSharingEnabled"); ok {
+			v, err := parseBool(a)
+			if err != nil {
+				r.c.errorf(at, "netTcpBinding portSharingEnabled: %v", err)
+			} else {
+				sharing, sharingFrom, sharingFile = v, at.String(), true
+			}
+		}
+	}
+	r.row("  netTcp portSharingEnabled", fmt.Sprint(sharing), "nettcp.port_sharing", sharingFrom)
+	if sharingFile {
+		r.set("nettcp.port_sharing", sharing, sharingFrom, true)
+	}
+	defWhy := "10; 12 per CPU when the application targets .NET 4.5 (TransportDefaults, dotnet.md §5)"
+	for _, k := range []struct{ attr, key string }{{"maxConnections", "nettcp.max_connections"}, {"listenBacklog", "nettcp.listen_backlog"}} {
+		v, set := 0, false
+		if cfg != nil {
+			if a, ok := cfg.Attr(k.attr); ok {
+				n, err := parseInt(a)
+				if err == nil && n < 1 {
+					err = fmt.Errorf("must be at least 1")
+				}
+				if err != nil {
+					r.c.errorf(at, "netTcpBinding %s: %v", k.attr, err)
+					continue
+				}
+				v, set = n, true
+			}
+		}
+		switch {
+		case set && sharing:
+			r.c.warn(at, "netTcpBinding %s has no effect: with portSharingEnabled the Net.TCP Port Sharing Service (SMSvcHost.exe.config) accepts the connections (dotnet.md §5)", k.attr)
+		case set:
+			r.row("  netTcp "+k.attr, fmt.Sprint(v), k.key, at.String())
+			r.set(k.key, v, at.String(), true)
+		case !sharing:
+			r.row("  netTcp "+k.attr, "default", k.key, fromDefault(defWhy))
+		}
+	}
+	if sharing {
+		r.row("  netTcp listener", "SMSvcHost", "", fromDefault("maxPendingConnections 100, listenBacklog 10 (16 per CPU on 4.5) in SMSvcHost.exe.config, which tsim config does not read (nettcp.sharing_max_pending, nettcp.sharing_listen_backlog)"))
+	}
 }
 
 func findNamed(list []*named, name string) *named {
@@ -367,21 +451,34 @@ func (r *resolver) calls() {
 	}
 	names := map[string]bool{r.rep.Tier: true}
 	matched := map[string]bool{}
+	r.targets = map[string]*Call{}
 	for _, ep := range c.client {
 		call := r.call(ep, hostEntries, names, matched)
 		if call != nil {
 			r.rep.Calls = append(r.rep.Calls, call)
 		}
 	}
+	callKeys := map[string]bool{}
+	for _, call := range r.rep.Calls {
+		if u, err := url.Parse(strings.TrimSpace(call.Address)); err == nil {
+			callKeys[servicePointKey(u)] = true
+		}
+	}
+	unmatched := 0
 	for _, e := range c.conn {
 		if e.address == "*" || matched[e.address] {
 			continue
 		}
-		if key, near := nearMiss(e.address, r.rep.Calls); near {
+		if key, near := nearMiss(e.address, callKeys); near {
 			c.warn(e.at, "<add address=%q> never matches: System.Net looks the host up as %q (scheme://host, with the port only when it is not the default, as written in lower case)", clip(e.address), key)
 			continue
 		}
-		r.row(fmt.Sprintf("connectionManagement %q", clip(e.address)), fmt.Sprint(e.max), "", fromAt(e.at, "no client endpoint in these files calls that host"))
+		if unmatched++; unmatched <= maxUnmatchedRows {
+			r.row(fmt.Sprintf("connectionManagement %q", clip(e.address)), fmt.Sprint(e.max), "", fromAt(e.at, "no client endpoint in these files calls that host"))
+		}
+	}
+	if unmatched > maxUnmatchedRows {
+		r.row(fmt.Sprintf("connectionManagement, %d more", unmatched-maxUnmatchedRows), "", "", "entries for hosts no client endpoint in these files calls")
 	}
 	if len(c.client) == 0 {
 		limit, why := format.ResolveConnLimit(r.connInput("another host", "basicHttp", 0, false))
@@ -411,6 +508,19 @@ func (r *resolver) connInput(target, binding string, hostEntry int, loopback boo
 	}
 }
 
+// defaultPort is a scheme's port when a URI gives none.
+func defaultPort(scheme string) string {
+	switch strings.ToLower(scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	case "net.tcp":
+		return "808"
+	}
+	return ""
+}
+
 // servicePointKey is the string System.Net looks a host up by in
 // connectionManagement: scheme://host, with :port only when it is not the
 // scheme's default (ServicePointManager.MakeQueryString).
@@ -423,10 +533,13 @@ func servicePointKey(u *url.URL) string {
 	return key
 }
 
+// maxUnmatchedRows bounds the rows of host entries no call uses.
+const maxUnmatchedRows = 20
+
 // nearMiss reports whether a host entry was probably meant for one of the
-// calls: equal to its key but for case, a trailing slash, a path, a default
-// port or a missing scheme.
-func nearMiss(addr string, calls []*Call) (string, bool) {
+// calls (their ServicePoint keys): equal to a key but for case, a trailing
+// slash, a path, a default port or a missing scheme.
+func nearMiss(addr string, callKeys map[string]bool) (string, bool) {
 	norm := func(s string) string {
 		s = strings.ToLower(strings.TrimSpace(s))
 		if !strings.Contains(s, "://") {
@@ -439,16 +552,7 @@ func nearMiss(addr string, calls []*Call) (string, bool) {
 		return servicePointKey(u)
 	}
 	n := norm(addr)
-	for _, c := range calls {
-		u, err := url.Parse(strings.TrimSpace(c.Address))
-		if err != nil {
-			continue
-		}
-		if key := servicePointKey(u); key == n {
-			return key, true
-		}
-	}
-	return "", false
+	return n, callKeys[n]
 }
 
 // call resolves one client endpoint.
@@ -513,8 +617,22 @@ func (r *resolver) call(ep *endpoint, hostEntries map[string]connEntry, names, m
 			call.TimeoutFrom += "; " + fromAt(cfgAt, "its binding configuration sets none")
 		}
 	}
-	call.Target = targetName(u.Hostname(), names)
+	// One ServicePoint, and so one connection limit, per scheme, host and
+	// port, whatever the endpoint's path or contract (dotnet.md §1.2): the
+	// endpoints that share one call one placeholder tier, whose connection
+	// pool tsim keeps per caller and target.
 	key := servicePointKey(u)
+	first := r.targets[key]
+	if first != nil {
+		call.Target = first.Target
+	} else {
+		base := u.Hostname()
+		if p := u.Port(); p != "" && p != defaultPort(u.Scheme) {
+			base += "-" + p
+		}
+		call.Target = targetName(base, names)
+		r.targets[key] = call
+	}
 	host := strings.ToLower(u.Hostname())
 	call.Loopback = host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.")
 	hostFrom := ""
@@ -553,7 +671,11 @@ func (r *resolver) call(ep *endpoint, hostEntries map[string]connEntry, names, m
 	case r.starEntry > 0:
 		limitKey = "calls.maxconnection"
 	}
-	r.row("  connection limit", fmtLimit(call.Limit), limitKey, call.Resolution)
+	shared := ""
+	if first != nil {
+		shared = fmt.Sprintf("; one ServicePoint with endpoint %q (%s), so one limit for both (dotnet.md §1.2)", clip(first.Endpoint), key)
+	}
+	r.row("  connection limit", fmtLimit(call.Limit), limitKey, call.Resolution+shared)
 	return call
 }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding/ianaindex"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // MaxFileSize is the largest configuration file read. A shipped
@@ -56,27 +58,6 @@ func (e *ConfigError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
-
-// ReadFile reads a configuration file, refusing one larger than MaxFileSize
-// without reading it all.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, &ConfigError{File: path, Msg: "is a directory"}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
-		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("larger than %d MiB; not a configuration file?", MaxFileSize>>20)}
-	}
-	return data, nil
 }
 
 // Parse parses one configuration file into its root element. name is used
@@ -165,49 +146,40 @@ func clip(s string) string {
 	return string(r[:77]) + "..."
 }
 
-// toUTF8 strips a UTF-8 byte-order mark and converts UTF-16 (which Windows
-// tools sometimes write) to UTF-8.
+// toUTF8 turns a file into UTF-8 before the XML decoder reads it: a
+// byte-order mark (UTF-8, UTF-16 or UTF-32) decides the encoding, and so
+// does UTF-16 without one, which XML's autodetection tells from the first
+// characters "<?" (XML 1.0, appendix F). Windows tools write UTF-16 with a
+// mark; a file of another charset declares it and charsetReader decodes it.
 func toUTF8(b []byte) ([]byte, error) {
+	var dec transform.Transformer
 	switch {
-	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
-		return b[3:], nil
-	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}), bytes.HasPrefix(b, []byte{0xFE, 0xFF}):
-		big := b[0] == 0xFE
-		b = b[2:]
-		if len(b)%2 != 0 {
-			return nil, errors.New("UTF-16 file with an odd number of bytes")
-		}
-		u := make([]uint16, len(b)/2)
-		for i := range u {
-			if big {
-				u[i] = uint16(b[2*i])<<8 | uint16(b[2*i+1])
-			} else {
-				u[i] = uint16(b[2*i+1])<<8 | uint16(b[2*i])
-			}
-		}
-		return []byte(string(utf16.Decode(u))), nil
+	case bytes.HasPrefix(b, []byte{0x3C, 0x00, 0x3F, 0x00}):
+		dec = unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewDecoder()
+	case bytes.HasPrefix(b, []byte{0x00, 0x3C, 0x00, 0x3F}):
+		dec = unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewDecoder()
+	default:
+		dec = unicode.BOMOverride(transform.Nop)
 	}
-	return b, nil
+	out, _, err := transform.Bytes(dec, b)
+	if err != nil {
+		return nil, fmt.Errorf("cannot decode the file: %s", clip(err.Error()))
+	}
+	return out, nil
 }
 
-// charsetReader accepts the encodings .NET configuration files declare.
-// UTF-16 files were converted by toUTF8 before decoding; Latin-1 and
-// Windows-1252 are read as Latin-1, which differs only in characters no
-// setting this package reads can contain.
+// charsetReader decodes the charset a file declares in its XML
+// declaration, by its IANA name (golang.org/x/text). The UTF-8 and UTF-16
+// families need nothing: toUTF8 has already made the bytes UTF-8.
 func charsetReader(label string, in io.Reader) (io.Reader, error) {
-	switch strings.ToLower(label) {
-	case "utf-8", "utf8", "utf-16", "utf16", "unicode", "us-ascii", "ascii":
+	l := strings.ToLower(strings.TrimSpace(label))
+	if l == "utf-8" || l == "utf8" || strings.HasPrefix(l, "utf-16") || strings.HasPrefix(l, "utf16") || l == "unicode" ||
+		strings.HasPrefix(l, "utf-32") || l == "us-ascii" || l == "ascii" {
 		return in, nil
-	case "iso-8859-1", "latin1", "windows-1252", "cp1252":
-		b, err := io.ReadAll(in)
-		if err != nil {
-			return nil, err
-		}
-		r := make([]rune, len(b))
-		for i, c := range b {
-			r[i] = rune(c)
-		}
-		return strings.NewReader(string(r)), nil
 	}
-	return nil, fmt.Errorf("unsupported encoding %q", clip(label))
+	e, err := ianaindex.IANA.Encoding(l)
+	if err != nil || e == nil {
+		return nil, fmt.Errorf("unsupported encoding %q", clip(label))
+	}
+	return e.NewDecoder().Reader(in), nil
 }

@@ -98,8 +98,10 @@ max = 5000
 scale = "log"
 `)
 	for i, m := range append(fitMetrics, heldOut...) {
+		// The first held-out figure is held out by Options.HoldOut (as
+		// --hold-out does), the others by use = "predict".
 		use := "fit"
-		if i >= len(fitMetrics) {
+		if i > len(fitMetrics) {
 			use = "predict"
 		}
 		// The measurement's precision: its replications' half-width, and
@@ -114,9 +116,12 @@ scale = "log"
 	if err := s.Check(x); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Fit(context.Background(), x, text, s, Options{})
+	res, err := Fit(context.Background(), x, text, s, Options{HoldOut: []string{heldOut[0]}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := res.count(false); n != len(heldOut) {
+		t.Errorf("%d targets predicted, want the %d held out", n, len(heldOut))
 	}
 	var out strings.Builder
 	res.WriteText(&out)

@@ -56,6 +56,9 @@ type summaryJSON struct {
 	Complete  bool            `json:"complete"`
 	Scenarios int             `json:"scenarios"`
 	Sweep     []sweepAxisJSON `json:"sweep"`
+	// Warnings are the experiment's settings that take no effect
+	// (docs/dotnet.md, "Settings that take no effect"); absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 	scenarioJSON
 	Variants []scenarioJSON `json:"variants"`
 	Points   []scenarioJSON `json:"points"`
@@ -90,6 +93,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		Complete:         r.Complete(),
 		Scenarios:        len(r.Scenarios),
 		Sweep:            []sweepAxisJSON{},
+		Warnings:         r.Warnings,
 		Variants:         []scenarioJSON{},
 		Points:           []scenarioJSON{},
 	}

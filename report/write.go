@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/results"
@@ -43,7 +44,7 @@ func outputFiles() []string {
 			out = append(out, plots.FileName(stem, f))
 		}
 	}
-	return out
+	return append(out, htmlreport.FileName)
 }
 
 // output is one file to write.
@@ -58,15 +59,16 @@ type Outputs struct {
 	JSON bool // summary.json
 	CSV  bool // summary.csv, timeseries.csv, perfmon.csv
 	PNG  bool // the pictures
+	HTML bool // report.html
 	// Formats are the pictures' formats, as plots.ParseFormats reads them
 	// ("png,svg,pdf"); "" is PNG alone.
 	Formats string
 }
 
 // All is every kind of output file.
-var All = Outputs{JSON: true, CSV: true, PNG: true}
+var All = Outputs{JSON: true, CSV: true, PNG: true, HTML: true}
 
-// ParseOutputs reads a comma-separated list of json, csv and png.
+// ParseOutputs reads a comma-separated list of json, csv, png and html.
 func ParseOutputs(s string) (Outputs, error) {
 	var o Outputs
 	for _, k := range strings.Split(s, ",") {
@@ -77,13 +79,15 @@ func ParseOutputs(s string) (Outputs, error) {
 			o.CSV = true
 		case "png":
 			o.PNG = true
+		case "html":
+			o.HTML = true
 		case "":
 		default:
-			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png)", strings.TrimSpace(k))
+			return o, fmt.Errorf("unknown output kind %q (allowed: json, csv, png, html)", strings.TrimSpace(k))
 		}
 	}
 	if o == (Outputs{}) {
-		return o, errors.New("no output kind given (allowed: json, csv, png)")
+		return o, errors.New("no output kind given (allowed: json, csv, png, html)")
 	}
 	return o, nil
 }
@@ -183,6 +187,12 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 				return nil, nil, fmt.Errorf("%s: %w", name, errs[i*nf+j])
 			}
 			outs = append(outs, output{name, data[i*nf+j]})
+		}
+	}
+	if kinds.HTML {
+		b, err := htmlreport.Report(r, htmlreport.Options{Warnings: warnings})
+		if err := add(htmlreport.FileName, b, err); err != nil {
+			return nil, nil, err
 		}
 	}
 	return outs, warnings, nil

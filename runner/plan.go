@@ -143,6 +143,9 @@ func (p *Plan) newExperiment() *results.Experiment {
 	if r.Name == "" {
 		r.Name = p.Stem
 	}
+	for _, w := range p.X.Warnings {
+		r.Warnings = append(r.Warnings, w.String())
+	}
 	for _, ax := range p.X.Sweep {
 		r.Sweep = append(r.Sweep, results.Axis{Key: ax.Key, Values: ax.Values})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -36,8 +37,12 @@ func runCheck(_ context.Context, c *command, e *env, args []string) int {
 			continue
 		}
 		n := x.EstimatedRequests()
-		fmt.Fprintf(e.stdout, "%s: ok (about %s simulated requests)\n", f, fmtCount(n))
+		chk := analysis.Check(x, analysis.CheckOptions{Workers: numWorkers(), Memory: analysis.MachineMemory()})
+		fmt.Fprintf(e.stdout, "%s: ok (about %s simulated requests, about %s of memory at the peak)\n", f, fmtCount(n), analysis.FmtBytes(chk.PeakBytes))
 		printWarnings(c, e, x)
+		for _, w := range chk.Warnings {
+			c.errorf(e, "warning: %s: %s", f, w)
+		}
 		if n > bigRun {
 			c.errorf(e, "warning: %s: about %s requests to simulate (%d scenarios × %d replications); at roughly %s requests/s this takes %s",
 				f, fmtCount(n), x.NumScenarios(), x.Replications, fmtCount(requestsPerSecond), fmtWait(n/requestsPerSecond))

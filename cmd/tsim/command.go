@@ -58,7 +58,7 @@ const (
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdFit, cmdBench, cmdVersion, cmdHelp}
+	commands = []*command{cmdRun, cmdExplain, cmdPlan, cmdValidate, cmdMerge, cmdCheck, cmdConfig, cmdCalibrate, cmdFit, cmdDiff, cmdBench, cmdVersion, cmdHelp}
 }
 
 func lookup(name string) *command {

@@ -71,6 +71,8 @@ func TestExplainCrack(t *testing.T) {
 		"— idle: the requests wait, they do not work.",
 		// N ≥ X·H = 6.47/s × 442 ms = 2.86 → 3; 75% busy → 4.
 		"raise maxconnection web→service from 2 to ≥ 3 (tier.web.calls.maxconnection = 3)",
+		// The same change as the .NET configuration to paste.
+		`In .NET: <add address="*" maxconnection="3"/> inside <system.net><connectionManagement>`,
 		"≥ 4 keep them under 75% busy",
 		// 207.6/s × 442 ms = 91.8 → 92, then the ASP.NET queue binds.
 		"with maxconnection web→service ≥ 92 (tier.web.calls.maxconnection = 92), connections web→service no longer binds first; next binds ASP.NET request queue web (96 requests)",

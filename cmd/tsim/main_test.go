@@ -304,7 +304,7 @@ func TestRunWritesResults(t *testing.T) {
 		}
 	}
 	exp := filepath.Join(dir, "small")
-	want := []string{"counters.png", "latency-cdf.png", "latency.png", "perfmon.csv", "summary.csv", "summary.json", "timeseries.csv"}
+	want := []string{"counters.png", "latency-cdf.png", "latency.png", "perfmon.csv", "report.html", "summary.csv", "summary.json", "timeseries.csv"}
 	if got := listDir(t, exp); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", got, want)
 	}
@@ -359,7 +359,7 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("a sweep printed per-tier tables:\n%s", out)
 	}
 	exp := filepath.Join(dir, "sweep")
-	want := []string{"latency-cdf.png", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png"}
+	want := []string{"latency-cdf.png", "report.html", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png"}
 	if got := listDir(t, exp); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", got, want)
 	}

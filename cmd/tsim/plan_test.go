@@ -119,6 +119,9 @@ func TestPlanVaryAgainstBruteForce(t *testing.T) {
 // TestPlanFindUsersAgainstBruteForce checks the most users the roomy
 // variant holds against a grid of user counts.
 func TestPlanFindUsersAgainstBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a search and a brute-force sweep of the same users, the longest test of cmd/tsim (-short)")
+	}
 	f := writeFile(t, "plan.toml", planExp)
 	out, errs, st := tsim(t, nil, "plan", f, "--variant", "roomy", "--goal", planGoal, "--find", "users", "--duration", "30s", "-o", t.TempDir())
 	if st != exitOK || errs != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/plots"
@@ -19,7 +20,7 @@ import (
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--keep] [--json] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -37,10 +38,11 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	shardFlag := fs.String("shard", "", "")
 	timeScale := fs.Float64("time-scale", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
-	outputsFlag := fs.String("outputs", "json,csv,png", "")
+	outputsFlag := fs.String("outputs", "json,csv,png,html", "")
 	noPlots := fs.Bool("no-plots", false, "")
 	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
+	keep := fs.Bool("keep", false, "")
 	measuredFlag := fs.String("measured", "", "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
@@ -160,6 +162,19 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	go func() {
 		st := exitOK
 		for f := range toWrite {
+			if *keep {
+				// The last run's files move to history/<n> before this
+				// run's are written (tsim diff DIR compares them).
+				kept, err := htmlreport.Keep(f.p.Out, report.OutputFiles)
+				if err != nil {
+					c.errorf(e, "%s: keeping the last run: %v", f.p.Path, err)
+					st = exitFailure
+					continue
+				}
+				if kept != "" && !*quiet && !*asJSON {
+					c.out(e, "kept the last run in %s%c\n", kept, filepath.Separator)
+				}
+			}
 			if s := c.writeResults(e, f.p, f.res, kinds, *asJSON, *quiet); s != exitOK {
 				st = s
 			}

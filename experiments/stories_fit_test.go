@@ -48,3 +48,31 @@ func TestCrackIncident(t *testing.T) {
 		}
 	}
 }
+
+// The Trace story (hidden-cpu-costs.toml; Rory Primrose's post on
+// System.Diagnostics.Trace against TraceSource): its fit's figures, the
+// slowest test predicted, the 36 s contradicted.
+func TestHiddenCPUCostsFit(t *testing.T) {
+	verdicts(t, scoreSpec(t, "hidden-cpu-costs.fit"), map[string]string{
+		"test time (ms)":                        fit.Reproduced,
+		"tests/s at 200 users":                  fit.Reproduced,
+		"slowest test (s)":                      fit.Reproduced,
+		"test time with Trace at 200 users (s)": fit.Missed,
+	})
+}
+
+// The wsHttp story (wshttp-load-test.toml; Rory Primrose's post on
+// wsHttpBinding under a load test): its fit's figures, and the tests of
+// the run predicted.
+func TestWsHttpLoadTestFit(t *testing.T) {
+	got := scoreSpec(t, "wshttp-load-test.fit")
+	verdicts(t, got, map[string]string{
+		"basicHttp test time (s)":                   fit.Reproduced,
+		"wsHttp raised throttles: test time (s)":    fit.Reproduced,
+		"basicHttp tests in the run":                fit.Reproduced,
+		"wsHttp raised throttles: tests in the run": fit.Reproduced,
+	})
+	if n := got["basicHttp tests in the run"].Model; n < 28000 {
+		t.Errorf("basicHttp: %.0f tests; the post: over 28,000", n)
+	}
+}
