@@ -364,6 +364,3 @@ func (p *ThreadPool) injectionDue(now time.Duration) bool {
 	need := float64(p.Spec.GateDelay) * math.Pow(1.1, float64(p.Threads-p.Spec.Min))
 	return float64(now-p.created) >= need
 }
-
-// Progress is the last instant a work item was dequeued or completed.
-func (p *ThreadPool) Progress() time.Duration { return p.progress }

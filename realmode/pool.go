@@ -19,7 +19,8 @@ type pool struct {
 	mu sync.Mutex
 	tp *model.ThreadPool
 
-	gateCh, retireCh chan time.Duration // the delay to the next tick
+	gateCh, retireCh chan time.Duration // the (simulated) instant of the next tick
+	at               time.Duration      // the instant of the pool's current call (mu held)
 
 	// onChange reports (busy, threads, waiting) deltas to the tier's levels.
 	onChange func(dBusy, dThreads, dWaiting int)
@@ -40,8 +41,8 @@ func newTierPool(rt *runner, t *tierRT, name string, spec model.Pool) *pool {
 	p := &pool{rt: rt, tp: model.NewThreadPool(spec, rnd), gateCh: make(chan time.Duration, 1), retireCh: make(chan time.Duration, 1)}
 	p.tp.Grant = wake
 	p.tp.OnChange, p.tp.OnGrow = p.report, p.report
-	p.tp.ArmGate = func(d time.Duration) { p.gateCh <- d }
-	p.tp.ArmRetire = func(d time.Duration) { p.retireCh <- d }
+	p.tp.ArmGate = func(d time.Duration) { p.gateCh <- p.at + d }
+	p.tp.ArmRetire = func(d time.Duration) { p.retireCh <- p.at + d }
 	if rnd != nil {
 		p.tp.CPU = cpuReader(&t.lvCPU, t.spec.Cores)
 	}
@@ -93,8 +94,12 @@ func (p *pool) begin() *waiter {
 	return w
 }
 
-// now is the simulated instant (mu held).
-func (p *pool) now() time.Duration { return p.rt.clk.toSim(p.rt.clk.now()) }
+// now is the simulated instant, which becomes the instant of the pool's
+// current call (mu held).
+func (p *pool) now() time.Duration {
+	p.at = p.rt.clk.toSim(p.rt.clk.now())
+	return p.at
+}
 
 // beginBounded is begin for a request's first thread: when the pool's queue
 // is bounded and full (model.ThreadPool.Rejects) it takes nothing and
@@ -130,23 +135,27 @@ func (p *pool) busy() int {
 	return p.tp.InUse
 }
 
-// ticks runs the pool's gate and retire ticks until ctx ends: each sleeps
-// the delay the pool asked for, then calls the pool at that (simulated)
-// instant.
+// ticks runs the pool's gate and retire ticks until ctx ends: each waits
+// for the instant the pool asked for (the instant of the call that armed
+// it plus the delay) and calls the pool at that instant, as the simulator
+// does, however late the goroutine wakes: a gate that ticks every 500 ms
+// sees 500 ms between its ticks, not 500 ms and the wake-up latency (the
+// CLR 4 gate's starvation test compares the two).
 func (p *pool) ticks(ctx context.Context, arm <-chan time.Duration, tick func(*model.ThreadPool, time.Duration)) {
 	clk := p.rt.clk
 	for {
-		var d time.Duration
+		var at time.Duration
 		select {
-		case d = <-arm:
+		case at = <-arm:
 		case <-ctx.Done():
 			return
 		}
-		if clk.sleep(ctx, d) != nil {
+		if clk.sleepUntil(ctx, clk.toReal(at)) != nil {
 			return
 		}
 		p.mu.Lock()
-		tick(p.tp, clk.toSim(clk.now()))
+		p.at = at
+		tick(p.tp, at)
 		p.mu.Unlock()
 	}
 }
