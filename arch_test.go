@@ -41,10 +41,10 @@ var layers = map[string][]string{
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots", "dotnetconfig"},
 	"dotnetconfig":        {"format", "model", "results", "sim", "input"},
 	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies", "loadtest"},
-	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report"},
+	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
 	"fit":                 {"format", "model", "simmode", "runner", "results", "sim", "plots"},
 	"experiments":         {},
-	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit", "loadtest"},
+	"":                    {"format", "model", "simmode", "runner", "analysis", "report", "results", "realmode", "sim", "internal/atomicio", "input", "plots", "fit", "loadtest", "dotnetconfig", "calibrate", "htmlreport"},
 	"cmd/tsim":            nil, // the command may import anything
 }
 

@@ -1,6 +1,7 @@
 package tsim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -19,8 +20,10 @@ type FitOptions = fit.Options
 
 // FitResult is what Fit found; see fit.Result. Its WriteText prints what
 // tsim fit prints, Figure draws fit.png, and Experiment is the fitted
-// experiment's TOML.
-type FitResult = fit.Result
+// experiment's TOML; WriteFiles writes both.
+type FitResult struct {
+	*fit.Result
+}
 
 // LoadFit reads the fit specification at path and the experiment it
 // fits: experiment if not "", else the file its experiment key names,
@@ -45,7 +48,7 @@ func LoadFit(path, experiment string) (*FitSpec, *Experiment, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.Check(e.x); err != nil {
+	if err := s.Check(e.l.X); err != nil {
 		return nil, nil, err
 	}
 	return s, e, nil
@@ -59,14 +62,36 @@ func LoadFit(path, experiment string) (*FitSpec, *Experiment, error) {
 // ctx.Err().
 func Fit(ctx context.Context, e *Experiment, s *FitSpec, opt FitOptions) (*FitResult, error) {
 	if opt.ReadFile == nil {
-		opt.ReadFile = func(name string) ([]byte, error) {
-			for _, f := range e.sources[1:] {
-				if f.Name == name {
-					return []byte(f.Content), nil
-				}
-			}
-			return nil, fmt.Errorf("%s: not read with the experiment", name)
-		}
+		opt.ReadFile = e.l.ReadFile
 	}
-	return fit.Fit(ctx, e.x, []byte(e.sources[0].Content), s, opt)
+	r, err := fit.Fit(ctx, e.l.X, e.l.Data(), s, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &FitResult{r}, nil
+}
+
+// WriteFiles writes fit.png and, when the fit produced one, fitted.toml
+// into out, each whole or not at all; the picture is drawn before
+// anything is written.
+func (r *FitResult) WriteFiles(out *Output) (written, warnings []string, err error) {
+	fig, err := r.Figure()
+	if err != nil {
+		return nil, nil, fmt.Errorf("fit.png: %v", err)
+	}
+	var png bytes.Buffer
+	if err := fig.WritePNG(&png); err != nil {
+		return nil, nil, fmt.Errorf("fit.png: %v", err)
+	}
+	if err := out.WriteFile("fit.png", png.Bytes()); err != nil {
+		return nil, nil, err
+	}
+	written = append(written, "fit.png")
+	if r.Experiment != nil {
+		if err := out.WriteFile("fitted.toml", r.Experiment); err != nil {
+			return written, nil, err
+		}
+		written = append(written, "fitted.toml")
+	}
+	return written, nil, nil
 }

@@ -29,10 +29,11 @@ func load(t *testing.T, name, src string) *format.Experiment {
 // next, which cmd/tsim's TestExplainCrack finds in the words.
 func TestExplainCrackTyped(t *testing.T) {
 	const path = "../experiments/crack-throttling.toml"
-	x, err := runner.LoadFile(path, input.Options{})
+	l, err := input.Load(path, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	x := l.X
 	ex, err := Explain(context.Background(), x, ExplainOptions{Path: path})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -47,7 +47,7 @@ func RunWhole(name string, data []byte, readFile func(string) ([]byte, error), w
 	}
 	r := Result{Model: "run:" + filepath.Base(name)}
 	start := time.Now()
-	x, err := format.LoadExperiment(name, data, readFile)
+	l, err := input.LoadData(name, data, readFile)
 	r.LoadS = time.Since(start).Seconds()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %w", err)
@@ -57,8 +57,15 @@ func RunWhole(name string, data []byte, readFile func(string) ([]byte, error), w
 		return Result{}, fmt.Errorf("bench: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	stem := runner.Stem(name)
-	p := &runner.Plan{Path: name, Stem: stem, Out: filepath.Join(dir, stem), X: x, Seed: x.Seed, Reps: x.Replications, Mode: "sim"}
+	p, err := runner.NewPlan(l, runner.Options{OutDir: dir})
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	out, err := p.Lock()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	defer out.Unlock()
 
 	cpu0, start := cpuSeconds(), time.Now()
 	res, err := runner.Execute(context.Background(), p, runner.Sim{}, workers, nil)
@@ -79,7 +86,7 @@ func RunWhole(name string, data []byte, readFile func(string) ([]byte, error), w
 	}
 
 	cpu0, start = cpuSeconds(), time.Now()
-	written, _, err := report.WriteOutputs(p.Out, res, report.All)
+	written, _, err := report.WriteOutputs(out, res, report.All)
 	r.OutputS, r.OutputCPUS = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %s: writing results: %w", name, err)

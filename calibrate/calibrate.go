@@ -159,15 +159,11 @@ func Run(ctx context.Context, capture, experiment string, opt Options) (*Result,
 			return nil, err
 		}
 	}
-	data, readFile, err := input.Open(experiment, opt.Input)
+	l, err := input.Load(experiment, opt.Input)
 	if err != nil {
 		return nil, err
 	}
-	x, err := format.LoadExperiment(experiment, data, readFile)
-	if err != nil {
-		return nil, err
-	}
-	return Calibrate(ctx, c, x, data, readFile, opt)
+	return Calibrate(ctx, c, l.X, l.Data(), l.ReadFile, opt)
 }
 
 // Calibrate is Run on a capture and an experiment already read: x loaded
@@ -419,7 +415,7 @@ func findMachine(c *Capture, tier, variant string, variants int) string {
 }
 
 func aspnetHost(h model.HostKind) bool {
-	return h == model.HostASPNetClassic || h == model.HostIISIntegrated
+	return h.IsASPNet()
 }
 
 // resultsTier describes a tier as report names its counters.

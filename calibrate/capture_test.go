@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -29,11 +30,15 @@ var smallOnce struct {
 // small returns the small system's perfmon.csv and the experiment.
 func small(t testing.TB) ([]byte, *format.Experiment) {
 	smallOnce.Do(func() {
-		x, err := format.LoadExperiment("small.toml", []byte(smallFile), nil)
+		l, err := input.LoadData("small.toml", []byte(smallFile), nil)
 		if err != nil {
 			panic(err)
 		}
-		p := &runner.Plan{Path: "small.toml", Stem: "small", X: x, Seed: 1, Reps: 1, Mode: "sim"}
+		x, seed := l.X, uint64(1)
+		p, err := runner.NewPlan(l, runner.Options{Seed: &seed, Reps: 1})
+		if err != nil {
+			panic(err)
+		}
 		res, err := runner.Execute(context.Background(), p, runner.Sim{}, 1, nil)
 		if err != nil {
 			panic(err)

@@ -20,11 +20,14 @@ var update = flag.Bool("update", false, "rewrite testdata/crack/capture.csv and 
 // and renders its perfmon.csv.
 func perfmonOf(t *testing.T, path string) []byte {
 	t.Helper()
-	x, err := runner.LoadFile(path, input.Options{})
+	l, err := input.Load(path, input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &runner.Plan{Path: path, Stem: runner.Stem(path), X: x, Seed: x.Seed, Reps: 1, Mode: "sim"}
+	p, err := runner.NewPlan(l, runner.Options{Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := runner.Execute(context.Background(), p, runner.Sim{}, 2, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
@@ -66,11 +67,15 @@ cores = %d
 // writes it, and calibrates the same file against it.
 func roundTrip(t *testing.T, file string, seed uint64, simulate bool) *Result {
 	t.Helper()
-	x, err := format.LoadExperiment("roundtrip.toml", []byte(file), nil)
+	l, err := input.LoadData("roundtrip.toml", []byte(file), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &runner.Plan{Path: "roundtrip.toml", Stem: "roundtrip", X: x, Seed: seed, Reps: 1, Mode: "sim"}
+	x := l.X
+	p, err := runner.NewPlan(l, runner.Options{Seed: &seed, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := runner.Execute(context.Background(), p, runner.Sim{}, 1, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -184,9 +184,16 @@ func (r *Reader) openRoot() {
 	r.realDir = abs
 }
 
-// readRegular reads a regular file of at most max bytes: open (in root
-// when root is not nil) is the name to open, shown the path for messages.
-func readRegular(root *os.Root, open, shown string, max int64, what string) ([]byte, error) {
+// OpenRegular opens the regular file at path for reading, as a stream:
+// anything but a regular file is refused before it is opened, as
+// ReadRegular refuses it. The caller bounds what it reads.
+func OpenRegular(path string) (*os.File, error) {
+	return openRegular(nil, path, path)
+}
+
+// openRegular opens a regular file (in root when root is not nil): open
+// is the name to open, shown the path for messages.
+func openRegular(root *os.Root, open, shown string) (*os.File, error) {
 	stat := os.Stat
 	openFile := os.OpenFile
 	if root != nil {
@@ -201,24 +208,41 @@ func readRegular(root *os.Root, open, shown string, max int64, what string) ([]b
 	if msg := notRegular(st.Mode()); msg != "" {
 		return nil, fmt.Errorf("%s: %s; only regular files are read", shown, msg)
 	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s: file is %s; %s may be at most %s", shown, format.FormatBytes(st.Size()), what, format.FormatBytes(max))
-	}
 	f, err := openFile(open, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, cleanPathError(err, shown)
 	}
-	defer f.Close()
 	// The file opened may not be the one examined (replaced meanwhile).
 	fst, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, cleanPathError(err, shown)
 	}
 	if msg := notRegular(fst.Mode()); msg != "" {
+		f.Close()
 		return nil, fmt.Errorf("%s: %s; only regular files are read", shown, msg)
 	}
 	if !os.SameFile(st, fst) {
+		f.Close()
 		return nil, fmt.Errorf("%s: the file changed while it was opened", shown)
+	}
+	return f, nil
+}
+
+// readRegular reads a regular file of at most max bytes: open (in root
+// when root is not nil) is the name to open, shown the path for messages.
+func readRegular(root *os.Root, open, shown string, max int64, what string) ([]byte, error) {
+	f, err := openRegular(root, open, shown)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, cleanPathError(err, shown)
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: file is %s; %s may be at most %s", shown, format.FormatBytes(st.Size()), what, format.FormatBytes(max))
 	}
 	// Bounded, so a file that grows while it is read cannot pass max.
 	b, err := io.ReadAll(io.LimitReader(f, max+1))

@@ -44,7 +44,7 @@ func newTierPool(rt *runner, t *tierRT, name string, spec model.Pool) *pool {
 	p.tp.ArmGate = func(d time.Duration) { p.gateCh <- p.at + d }
 	p.tp.ArmRetire = func(d time.Duration) { p.retireCh <- p.at + d }
 	if rnd != nil {
-		p.tp.CPU = cpuReader(&t.lvCPU, t.spec.Cores)
+		p.tp.CPU = cpuReader(&t.lv[model.LvCPU], t.spec.Cores)
 	}
 	return p
 }

@@ -8,38 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/tsim-dev/tsim/results"
 )
-
-// NewTable returns a borderless table whose first `left` columns are left
-// aligned (names) and the rest right aligned (numbers).
-func NewTable(w io.Writer, left int, header ...string) *tablewriter.Table {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-		if i < left {
-			align[i] = tw.AlignLeft
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.Border{Left: tw.Off, Right: tw.Off, Top: tw.Off, Bottom: tw.Off},
-			Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.On}, Lines: tw.Lines{ShowHeaderLine: tw.On}},
-			Symbols:  tw.NewSymbols(tw.StyleLight),
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(header)
-	return t
-}
 
 // PrintReport prints an experiment's results: a header line, one row per
 // scenario and, without a sweep, each variant's tiers and calls.
@@ -51,7 +21,11 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	first := done[0].Agg
 	fmt.Fprintf(w, "%s (%s)\n", r.Name, r.File)
 	if r.Description != "" {
-		fmt.Fprintf(w, "  %s\n", Abbreviate(strings.Join(strings.Fields(r.Description), " "), maxDescription))
+		desc := Abbreviate(strings.Join(strings.Fields(r.Description), " "), maxDescription)
+		if n := Width(w); n > 2 {
+			desc = Cut(desc, n-2) // on a terminal, one line
+		}
+		fmt.Fprintf(w, "  %s\n", desc)
 	}
 	reps := "1 replication"
 	if r.Replications > 1 {
@@ -114,6 +88,12 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 
 	if r.IsSweep() {
 		fmt.Fprintln(w)
+		if len(r.USL) > 0 {
+			if err := PrintUSL(w, r); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
 		return nil
 	}
 	if hasLoadTest(r) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -17,18 +16,15 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// WriteFigure renders fig and writes it atomically as dir/name, creating
-// dir; explain and plan draw their one picture with it.
-func WriteFigure(dir, name string, fig *plots.Figure) (string, error) {
+// WriteFigure renders fig and writes it whole as name in the locked
+// directory d, and returns its path; explain, plan and validate draw their
+// one picture with it.
+func WriteFigure(d *atomicio.Dir, name string, fig *plots.Figure) (string, error) {
 	var png bytes.Buffer
 	if err := fig.WritePNG(&png); err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, name)
-	return path, atomicio.WriteFile(path, png.Bytes())
+	return filepath.Join(d.Path, name), d.WriteFile(name, png.Bytes())
 }
 
 // OutputFiles are the files tsim writes into an experiment's directory,
@@ -40,7 +36,7 @@ var OutputFiles = outputFiles()
 func outputFiles() []string {
 	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv", "loadtest.csv"}
 	for _, f := range plots.Formats {
-		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest"} {
+		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest", "usl", "usl-*"} {
 			out = append(out, plots.FileName(stem, f))
 		}
 	}
@@ -199,48 +195,36 @@ func render(r *results.Experiment, kinds Outputs) (outs []output, warnings []str
 }
 
 // WriteOutputs writes an experiment's results of the kinds in kinds into
-// dir, creating it, and returns the names written. Every file is
+// the locked directory d, creating it, and returns the names written. Every file is
 // written whole or not at all. The files of a kind not written, and the
 // pictures a run could not draw, are removed, so that no stale file
 // outlives the run it came from.
-func WriteOutputs(dir string, r *results.Experiment, kinds Outputs) (written, warnings []string, err error) {
+func WriteOutputs(d *atomicio.Dir, r *results.Experiment, kinds Outputs) (written, warnings []string, err error) {
 	outs, warnings, err := render(r, kinds)
 	if err != nil {
 		return nil, warnings, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, warnings, err
-	}
 	for _, o := range outs {
-		if err := atomicio.WriteFile(filepath.Join(dir, o.name), o.data); err != nil {
+		if err := d.WriteFile(o.name, o.data); err != nil {
 			return written, warnings, err
 		}
 		written = append(written, o.name)
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := d.Entries()
 	if err != nil {
 		return written, warnings, err
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || contains(written, name) || !slices.ContainsFunc(OutputFiles, func(p string) bool {
+		if !e.Type().IsRegular() || slices.Contains(written, name) || !slices.ContainsFunc(OutputFiles, func(p string) bool {
 			ok, _ := filepath.Match(p, name)
 			return ok
 		}) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := d.Remove(name); err != nil {
 			return written, warnings, err
 		}
 	}
 	return written, warnings, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

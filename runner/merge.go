@@ -2,15 +2,26 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -65,19 +76,118 @@ func FindShards(args []string) ([]string, error) {
 	return dirs, nil
 }
 
+// MaxManifestBytes bounds shard.json: the experiment's files it carries
+// (format.MaxExperimentBytes and format.MaxTotalBytes), each of whose
+// bytes JSON may write as six, and the rest.
+const MaxManifestBytes = 6*(format.MaxExperimentBytes+format.MaxTotalBytes) + 1<<20
+
+// MaxShards bounds the shards of one run.
+const MaxShards = 1 << 20
+
+// ReadManifest reads and checks a shard directory's shard.json: a regular
+// file within MaxManifestBytes, in this version's format, whose counts
+// agree with each other and whose recorded SHA-256 of the experiment's
+// files is the hash of the files it carries. Every refusal names the file
+// and what was wrong.
 func ReadManifest(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, "shard.json"))
+	path := filepath.Join(dir, "shard.json")
+	b, err := input.ReadRegular(path, MaxManifestBytes, "shard manifests")
 	if err != nil {
 		return m, err
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: %v", filepath.Join(dir, "shard.json"), err)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(b, &head) == nil && head.Format != shardFormat {
+			return m, fmt.Errorf("%s: format %s, want %s (written by another version of tsim; run the shards again)", path, quote(head.Format), shardFormat)
+		}
+		return m, fmt.Errorf("%s: not a shard manifest: %v", path, excerptErr(err))
 	}
-	if m.Format != shardFormat {
-		return m, fmt.Errorf("%s: format %q, want %q", filepath.Join(dir, "shard.json"), m.Format, shardFormat)
+	if err := m.check(); err != nil {
+		return m, fmt.Errorf("%s: %v", path, err)
 	}
 	return m, nil
+}
+
+// check checks a manifest's counts against each other, and its hash
+// against the files it carries.
+func (m *Manifest) check() error {
+	switch {
+	case m.Format != shardFormat:
+		return fmt.Errorf("format %s, want %s (written by another version of tsim; run the shards again)", quote(m.Format), shardFormat)
+	case !plain(m.File, 4096) || !plain(m.TsimVersion, 256):
+		return fmt.Errorf("file %s, tsim version %s: a path of at most 4096 bytes and a version of at most 256, printable", quote(m.File), quote(m.TsimVersion))
+	case !slices.Contains(Modes, m.Mode):
+		return fmt.Errorf("mode %s; allowed: %s", quote(m.Mode), strings.Join(Modes, ", "))
+	case m.Shards < 1 || m.Shards > MaxShards:
+		return fmt.Errorf("%d shards; allowed: 1 to %d", m.Shards, MaxShards)
+	case m.Shard < 0 || m.Shard >= m.Shards:
+		return fmt.Errorf("shard %d of %d is out of range (0 to %d)", m.Shard, m.Shards, m.Shards-1)
+	case format.CheckReplications(m.Replications) != nil:
+		return fmt.Errorf("replications: %v", format.CheckReplications(m.Replications))
+	case m.Scenarios < 1 || m.Scenarios > format.MaxScenarios:
+		return fmt.Errorf("%d scenarios; allowed: 1 to %d", m.Scenarios, format.MaxScenarios)
+	case m.Items != m.Scenarios*m.Replications:
+		return fmt.Errorf("%d items; %d scenarios of %d replications are %d", m.Items, m.Scenarios, m.Replications, m.Scenarios*m.Replications)
+	case m.ItemsInShard != (Shard{m.Shard, m.Shards}).count(m.Items):
+		return fmt.Errorf("%d items in shard %d/%d; of %d items it owns %d", m.ItemsInShard, m.Shard, m.Shards, m.Items, (Shard{m.Shard, m.Shards}).count(m.Items))
+	case m.ItemsWritten < 0 || m.ItemsWritten > m.ItemsInShard:
+		return fmt.Errorf("%d items written; the shard owns %d", m.ItemsWritten, m.ItemsInShard)
+	case !isSHA256(m.SHA256) || !isSHA256(m.ItemsSHA256):
+		return errors.New("sha256 and items_sha256 must be SHA-256 hashes (64 hexadecimal digits)")
+	case len(m.Sources) == 0:
+		return errors.New("no experiment file among its sources")
+	case m.Sources[0].Name != m.File:
+		return fmt.Errorf("its first source is %s, not the experiment file %s", quote(m.Sources[0].Name), quote(m.File))
+	case SourcesHash(m.Sources) != m.SHA256:
+		return fmt.Errorf("the experiment's files it carries have SHA-256 %.12s…, not the recorded %.12s…: they were changed after the shard ran", SourcesHash(m.Sources), m.SHA256)
+	}
+	return nil
+}
+
+// plain reports whether s is at most max bytes of printable UTF-8.
+func plain(s string, max int) bool {
+	if len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// quote quotes a string read from a file, cut to a short excerpt.
+func quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// excerptErr is err's message cut to a few hundred bytes: a decoding
+// error may quote what it read.
+func excerptErr(err error) string {
+	const max = 200
+	msg := err.Error()
+	if len(msg) > max {
+		msg = strings.ToValidUTF8(msg[:max], "") + "…"
+	}
+	return msg
 }
 
 // ShardGroup is the shards of one experiment, by shard number.
@@ -161,10 +271,16 @@ func GroupShards(dirs []string) ([]*ShardGroup, error) {
 			}
 		}
 		var missing []string
+		n := 0
 		for i, s := range have {
 			if s == nil {
-				missing = append(missing, fmt.Sprintf("%d/%d", i, r.Shards))
+				if n++; n <= 5 {
+					missing = append(missing, fmt.Sprintf("%d/%d", i, r.Shards))
+				}
 			}
+		}
+		if n > 5 {
+			missing = append(missing, fmt.Sprintf("… (%d in all)", n))
 		}
 		if len(missing) > 0 {
 			errs = append(errs, fmt.Sprintf("%s: missing shards %s (tsim run %s --shard %s)", g.Stem, strings.Join(missing, ", "), r.File, missing[0]))
@@ -183,59 +299,167 @@ func GroupShards(dirs []string) ([]*ShardGroup, error) {
 	return groups, nil
 }
 
-// replay reads a group's items back in Item order — Item k from shard
-// k mod n — and hands them to s. Each shard's items.jsonl is read as a
-// stream, so memory does not grow with the number of items.
-func Replay(g *ShardGroup, s Sink) error {
+// MaxItemBytes bounds one line of items.jsonl.
+const MaxItemBytes = 256 << 20
+
+// shardReader reads one shard's items.jsonl, line by line, hashing what
+// it reads.
+type shardReader struct {
+	path string
+	f    *os.File
+	r    *bufio.Reader
+	h    hash.Hash
+	line int
+	want string // the manifest's items_sha256
+}
+
+// next reads the next line (without its end), at most MaxItemBytes.
+func (s *shardReader) next() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		s.h.Write(chunk)
+		if len(line)+len(chunk) > MaxItemBytes {
+			return nil, fmt.Errorf("line %d is longer than %s; an item is at most that", s.line+1, format.FormatBytes(MaxItemBytes))
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			s.line++
+			return line[:len(line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			s.line++
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// finish checks that nothing follows the shard's last item and that the
+// file is the one the shard wrote.
+func (s *shardReader) finish() error {
+	if _, err := s.next(); !errors.Is(err, io.EOF) {
+		if err == nil {
+			return fmt.Errorf("%s: more lines than the manifest's items", s.path)
+		}
+		return fmt.Errorf("%s: %v", s.path, err)
+	}
+	if got := hex.EncodeToString(s.h.Sum(nil)); got != s.want {
+		return fmt.Errorf("%s: SHA-256 %.12s…, not the %.12s… its manifest recorded: the file was changed after the shard ran", s.path, got, s.want)
+	}
+	return nil
+}
+
+// Replay reads a group's items back in item order — item k from shard
+// k mod n — checks each against the plan (its index, scenario,
+// replication, variant and sweep values) and for sanity, and hands it to
+// s. Each shard's items.jsonl is read as a stream, so memory does not grow
+// with the number of items; its hash is checked against the manifest's
+// once its last item is read. A cancelled ctx stops it.
+func Replay(ctx context.Context, p *Plan, g *ShardGroup, s Sink) error {
 	n := len(g.Shards)
-	decs := make([]*json.Decoder, n)
+	readers := make([]*shardReader, n)
 	for i, sd := range g.Shards {
-		f, err := os.Open(filepath.Join(sd.Dir, "items.jsonl"))
+		path := filepath.Join(sd.Dir, "items.jsonl")
+		f, err := input.OpenRegular(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		decs[i] = json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+		readers[i] = &shardReader{path: path, f: f, r: bufio.NewReaderSize(f, 1<<16), h: sha256.New(), want: sd.Manifest.ItemsSHA256}
 	}
+	var sc format.Scenario
 	total := g.Shards[0].Manifest.Items
 	for k := range total {
-		sd := g.Shards[k%n]
-		var j ItemJSON
-		if err := decs[k%n].Decode(&j); err != nil {
-			if err == io.EOF {
-				err = errors.New("ends early")
-			}
-			return fmt.Errorf("%s: Item %d: %v", filepath.Join(sd.Dir, "items.jsonl"), k, err)
+		if k%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if j.Item != k {
-			return fmt.Errorf("%s: Item %d where Item %d belongs", filepath.Join(sd.Dir, "items.jsonl"), j.Item, k)
+		rd := readers[k%n]
+		line, err := rd.next()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: ends after %d items; its manifest says %d", rd.path, rd.line, g.Shards[k%n].Manifest.ItemsInShard)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", rd.path, err)
+		}
+		where := fmt.Sprintf("%s:%d", rd.path, rd.line)
+		var j ItemJSON
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&j); err != nil {
+			return fmt.Errorf("%s: not an item: %v", where, excerptErr(err))
+		}
+		i, rep := k/p.Reps, k%p.Reps
+		if j.Item != k || j.Scenario != i || j.Replication != rep {
+			return fmt.Errorf("%s: item %d (scenario %d, replication %d) where item %d (scenario %d, replication %d) belongs",
+				where, j.Item, j.Scenario, j.Replication, k, i, rep)
+		}
+		if rep == 0 || sc.Index != i {
+			if sc, err = p.Scenario(i); err != nil {
+				return fmt.Errorf("%s: scenario %d: %v", p.Path, i, err)
+			}
+		}
+		if err := sameScenario(&j, &sc); err != nil {
+			return fmt.Errorf("%s: %v", where, err)
 		}
 		it, err := decodeItem(j)
 		if err != nil {
-			return fmt.Errorf("%s: Item %d: %v", filepath.Join(sd.Dir, "items.jsonl"), k, err)
+			return fmt.Errorf("%s: %v", where, err)
 		}
+		if err := Sane(it.Run); err != nil {
+			return fmt.Errorf("%s: item %d: %v", where, k, err)
+		}
+		sc := sc
+		it.Scenario = &sc
 		if err := s.Take(it); err != nil {
+			return err
+		}
+	}
+	for _, rd := range readers {
+		if err := rd.finish(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Merge loads the experiment a group of shards carries and aggregates
-// their items exactly as an unsharded run does. The plan's Out is empty:
-// the caller chooses where to write.
-func Merge(g *ShardGroup) (*Plan, *results.Experiment, error) {
-	m := g.Shards[0].Manifest
-	x, err := LoadSources(m.Sources)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", g.Shards[0].Dir, err)
+// sameScenario checks an item's variant and sweep values against its
+// scenario's.
+func sameScenario(j *ItemJSON, sc *format.Scenario) error {
+	same := j.Variant == sc.Variant && len(j.Params) == len(sc.Params)
+	for i := 0; same && i < len(j.Params); i++ {
+		same = j.Params[i].Key == sc.Params[i].Key && j.Params[i].Value == sc.Params[i].Value
 	}
-	p := &Plan{Path: filepath.FromSlash(m.File), Stem: g.Stem, X: x, Seed: m.Seed, Reps: m.Replications, Mode: m.Mode}
-	if p.Items() != m.Items || x.NumScenarios() != m.Scenarios {
-		return nil, nil, fmt.Errorf("%s: the shards have %d items of %d scenarios; their experiment file has %d scenarios", g.Shards[0].Dir, m.Items, m.Scenarios, x.NumScenarios())
+	if !same {
+		return fmt.Errorf("item of variant %s where scenario %d is variant %s", quote(j.Variant), sc.Index, quote(sc.Variant))
+	}
+	return nil
+}
+
+// Merge loads the experiment a group of shards carries and aggregates
+// their items exactly as an unsharded run does, after checking the
+// manifests' counts against the experiment and every item as it is read
+// (Replay). The plan's Out is empty: the caller chooses where to write.
+func Merge(ctx context.Context, g *ShardGroup) (*Plan, *results.Experiment, error) {
+	m := g.Shards[0].Manifest
+	where := filepath.Join(g.Shards[0].Dir, "shard.json")
+	l, err := input.LoadSources(m.Sources)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: the experiment it carries: %v", where, err)
+	}
+	seed := m.Seed
+	p, err := NewPlan(l, Options{Seed: &seed, Reps: m.Replications, Mode: m.Mode})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", where, err)
+	}
+	if l.X.NumScenarios() != m.Scenarios {
+		return nil, nil, fmt.Errorf("%s: %d scenarios; the experiment it carries has %d", where, m.Scenarios, l.X.NumScenarios())
 	}
 	agg := NewAggregator(p)
-	if err := Replay(g, agg); err != nil {
+	if err := Replay(ctx, p, g, agg); err != nil {
 		return nil, nil, err
 	}
 	res := agg.Result()

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tsim-dev/tsim/format"
@@ -11,11 +12,12 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// Plan is one experiment to run, with the command line's overrides applied.
+// Plan is one experiment to run, with the caller's options applied.
+// NewPlan builds it; nothing else does.
 type Plan struct {
 	Path  string // the experiment file, as given
 	Stem  string // file name without extension: the output subdirectory
-	Out   string // output directory, DIR/<stem>
+	Out   string // output directory, DIR/<stem>; empty without one
 	X     *format.Experiment
 	Seed  uint64
 	Reps  int
@@ -28,56 +30,71 @@ type Plan struct {
 	// (key paths as in a sweep, such as "tier.web.calls.maxconnection");
 	// the command line's and the library's overrides.
 	Set []format.Param
-	// Sources are the experiment file and every file it read, as they
-	// were read; a shard's manifest carries them.
-	Sources []SourceFile
+	// Loaded is the experiment as loaded: its Sources (the file and every
+	// file it read) go into a shard's manifest.
+	Loaded *input.Loaded
 }
 
-// Overrides are what a command line sets on top of the files.
-type Overrides struct {
-	Seed    *uint64 // nil: each file's seed
-	Reps    int     // 0: each file's replications
-	Mode    string
-	Shard   Shard
-	OutDir  string // results go to OutDir/<file stem>
-	Workers int
-	Input   input.Options // limits and confinement of the files read
+// Options are what a command line or a library caller sets on top of an
+// experiment file. The zero value runs the file as it is, on the
+// simulator, writing nowhere.
+type Options struct {
+	Seed  *uint64 // nil: the file's seed
+	Reps  int     // 0: the file's replications
+	Mode  string  // "sim" (also when empty) or "real"
+	Shard Shard
+	// OutDir, if set, is where results go: OutDir/<file stem>.
+	OutDir string
 	// PerReplica: report every machine of a farm (tsim run --per-replica).
 	PerReplica bool
+	// Set: settings applied to every scenario (see Plan.Set).
+	Set []format.Param
 }
 
-// PlanFiles loads every file and returns its plan, or every problem found:
-// a file that does not load, a name that gives no output directory of its
-// own, two files that would write to one directory.
-func PlanFiles(files []string, o Overrides) ([]*Plan, []error) {
-	var plans []*Plan
-	var errs []error
-	for _, f := range files {
-		x, src, err := LoadSourcesFrom(f, o.Input)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		p := &Plan{Path: f, Stem: Stem(f), X: x, Seed: x.Seed, Reps: x.Replications, Mode: o.Mode, Shard: o.Shard, Sources: src, PerReplica: o.PerReplica}
-		if err := CheckStem(p.Stem); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", f, err))
-			continue
-		}
-		if o.Seed != nil {
-			p.Seed = *o.Seed
-		}
-		if o.Reps > 0 {
-			p.Reps = o.Reps
-		}
+// NewPlan is the plan of running the loaded experiment l with o. It
+// refuses a file whose name gives no output directory of its own, and
+// settings in o.Set that do not apply.
+func NewPlan(l *input.Loaded, o Options) (*Plan, error) {
+	p := &Plan{Path: l.Path, Stem: Stem(l.Path), X: l.X, Seed: l.X.Seed, Reps: l.X.Replications, Mode: o.Mode,
+		Shard: o.Shard, PerReplica: o.PerReplica, Set: o.Set, Loaded: l}
+	if p.Mode == "" {
+		p.Mode = "sim"
+	}
+	if !slices.Contains(Modes, p.Mode) {
+		return nil, fmt.Errorf("unknown mode %q (allowed: %s)", p.Mode, strings.Join(Modes, ", "))
+	}
+	if err := CheckStem(p.Stem); err != nil {
+		return nil, fmt.Errorf("%s: %v", l.Path, err)
+	}
+	if o.Seed != nil {
+		p.Seed = *o.Seed
+	}
+	if o.Reps > 0 {
+		p.Reps = o.Reps
+	}
+	if o.OutDir != "" {
 		p.Out = filepath.Join(o.OutDir, p.Stem)
-		for _, q := range plans {
-			if q.Out == p.Out {
+	}
+	if len(p.Set) > 0 {
+		if _, err := p.Scenario(0); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// SameOutputs says which plans would write to one directory: a message
+// for each pair.
+func SameOutputs(plans []*Plan) []error {
+	var errs []error
+	for i, p := range plans {
+		for _, q := range plans[:i] {
+			if p.Out != "" && q.Out == p.Out {
 				errs = append(errs, fmt.Errorf("%s and %s would both write to %s; rename one or run them separately", q.Path, p.Path, p.Out))
 			}
 		}
-		plans = append(plans, p)
 	}
-	return plans, errs
+	return errs
 }
 
 // Lock takes the plan's output directory (its shard's, for a shard) for
@@ -85,7 +102,7 @@ func PlanFiles(files []string, o Overrides) ([]*Plan, []error) {
 func (p *Plan) Lock() (*atomicio.Dir, error) {
 	root, name := filepath.Dir(p.Out), p.Stem
 	if p.Shard.Sharded() {
-		root, name = p.Out, p.Shard.DirName()
+		name = p.Stem + "/" + p.Shard.DirName()
 	}
 	d, err := atomicio.Lock(root, name)
 	if err != nil {

@@ -55,12 +55,8 @@ func (f *failing) Run(_ context.Context, top *model.Topology, seed uint64, opt m
 
 func TestExecuteFailureSaysHowToReplay(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
-	x, err := LoadFile(f, input.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Plan{Path: f, Stem: "small", X: x, Seed: 3, Reps: 2, Mode: "sim"}
-	_, err = Execute(context.Background(), p, &failing{}, 1, nil)
+	p := testPlan(t, f, 3, 2, Shard{})
+	_, err := Execute(context.Background(), p, &failing{}, 1, nil)
 	if err == nil {
 		t.Fatal("no error from a failing replication")
 	}
@@ -204,14 +200,10 @@ func (r *recorder) Take(it Item) error {
 
 func TestRunItemsInOrder(t *testing.T) {
 	f := writeFile(t, "sweep.toml", sweep)
-	x, err := LoadFile(f, input.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, sh := range []Shard{{}, {1, 4}} {
 		ex := &slow{}
 		rec := &recorder{ex: ex}
-		p := &Plan{Path: f, X: x, Seed: 1, Reps: 5, Mode: "sim", Shard: sh}
+		p := testPlan(t, f, 1, 5, sh)
 		workers := 3
 		if err := RunItems(context.Background(), p, ex, workers, nil, rec); err != nil {
 			t.Fatal(err)
@@ -314,12 +306,8 @@ func (panicking) Run(context.Context, *model.Topology, uint64, model.Options) (*
 // A panic in a replication is that replication's error, not a crash.
 func TestPanicIsAnError(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
-	x, err := LoadFile(f, input.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Plan{Path: f, Stem: "small", X: x, Seed: 3, Reps: 1, Mode: "sim"}
-	_, err = Execute(context.Background(), p, panicking{}, 2, nil)
+	p := testPlan(t, f, 3, 1, Shard{})
+	_, err := Execute(context.Background(), p, panicking{}, 2, nil)
 	if err == nil || !strings.Contains(err.Error(), "internal error: index out of range") || !strings.Contains(err.Error(), "--seed 3") {
 		t.Fatalf("error %v", err)
 	}
@@ -362,11 +350,7 @@ func TestExecuteAll(t *testing.T) {
 	var plans []*Plan
 	for i, src := range []string{small, sweep, small, sweep} {
 		f := writeFile(t, "p.toml", src)
-		x, err := LoadFile(f, input.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plans = append(plans, &Plan{Path: f, Stem: "p", X: x, Seed: uint64(10 + i), Reps: 1 + i%2, Mode: "sim"})
+		plans = append(plans, testPlan(t, f, uint64(10+i), 1+i%2, Shard{}))
 	}
 	var got []*results.Experiment
 	ExecuteAll(context.Background(), plans, Sim{}, 2, nil, nil, func(p *Plan, res *results.Experiment, err error) bool {
@@ -414,4 +398,18 @@ func TestExecuteAll(t *testing.T) {
 	if n != 1 {
 		t.Errorf("finished called %d times after it said stop", n)
 	}
+}
+
+// testPlan loads f and plans it with seed, reps and shard.
+func testPlan(t *testing.T, f string, seed uint64, reps int, sh Shard) *Plan {
+	t.Helper()
+	l, err := input.Load(f, input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(l, Options{Seed: &seed, Reps: reps, Shard: sh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

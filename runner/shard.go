@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/internal/atomicio"
 	"github.com/tsim-dev/tsim/results"
 )
@@ -91,7 +92,7 @@ func ParseShard(v string) (Shard, error) {
 }
 
 // shardFormat names the layout of shard directories; merge refuses others.
-const shardFormat = "tsim-shard/1"
+const shardFormat = "tsim-shard/2"
 
 // Manifest is shard.json.
 type Manifest struct {
@@ -108,21 +109,18 @@ type Manifest struct {
 	Items        int    `json:"items"`          // work items of the whole experiment
 	ItemsInShard int    `json:"items_in_shard"` // those this shard owns
 	ItemsWritten int    `json:"items_written"`
-	Complete     bool   `json:"complete"`
+	// ItemsSHA256 is the SHA-256 of items.jsonl as written.
+	ItemsSHA256 string `json:"items_sha256"`
+	Complete    bool   `json:"complete"`
 	// Sources are the experiment file and every file it read (topologies
 	// given as paths, empirical distributions), so that merge needs
 	// neither the files nor the directory the shards were run in.
-	Sources []SourceFile `json:"sources"`
-}
-
-type SourceFile struct {
-	Name    string `json:"name"`
-	Content string `json:"content"`
+	Sources []input.Source `json:"sources"`
 }
 
 // SourcesHash is the SHA-256 of the experiment file and the files it read,
 // each as its name and content.
-func SourcesHash(src []SourceFile) string {
+func SourcesHash(src []input.Source) string {
 	h := sha256.New()
 	for _, f := range src {
 		fmt.Fprintf(h, "%d:%s%d:", len(f.Name), f.Name, len(f.Content))
@@ -188,37 +186,18 @@ func decodeItem(j ItemJSON) (Item, error) {
 }
 
 // shardWriter is the Sink of a sharded run: it appends each Item to
-// items.jsonl as it comes.
+// items.jsonl as it comes, and hashes what it writes.
 type shardWriter struct {
-	f       *os.File
+	f       *atomicio.Pending
 	w       *bufio.Writer
+	h       hash.Hash
 	enc     *json.Encoder
 	written int
 }
 
-// openShard prepares a shard's directory: the Manifest and items of an
-// earlier run are removed first, so that a shard that does not finish is
-// never taken for one that did.
-func openShard(dir string) (*shardWriter, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	for _, n := range []string{"shard.json", "items.jsonl"} {
-		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-	}
-	f, err := os.Create(filepath.Join(dir, "items.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	return &shardWriter{f: f, w: w, enc: json.NewEncoder(w)}, nil
-}
-
 func (s *shardWriter) Take(it Item) error {
 	if err := s.enc.Encode(encodeItem(it)); err != nil {
-		return fmt.Errorf("writing Item %d: %w", it.Index, err)
+		return fmt.Errorf("writing item %d: %w", it.Index, err)
 	}
 	s.written++
 	// Each line reaches the file when it is written: a shard's memory
@@ -226,29 +205,34 @@ func (s *shardWriter) Take(it Item) error {
 	return s.w.Flush()
 }
 
-func (s *shardWriter) close() error {
-	err := s.w.Flush()
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// RunShard runs one shard of an experiment and writes its directory. It
-// returns the directory and whether every Item of the shard finished.
+// RunShard runs one shard of an experiment with run and writes it into
+// the locked shard directory d: items.jsonl, each finished item as it
+// comes, then shard.json, the manifest. The manifest of an earlier run is
+// removed first, so that a shard that does not finish is never taken for
+// one that did. It reports whether every item of the shard finished.
 //
 // version is tsim's version, recorded in the manifest: merge refuses to
 // combine shards of different versions.
-func RunShard(ctxRun func(Sink) error, p *Plan, src []SourceFile, version string) (dir string, complete bool, err error) {
-	dir = filepath.Join(p.Out, p.Shard.dirName())
-	w, err := openShard(dir)
+func RunShard(d *atomicio.Dir, p *Plan, version string, run func(Sink) error) (complete bool, err error) {
+	if err := d.Remove("shard.json"); err != nil {
+		return false, err
+	}
+	f, err := d.Create("items.jsonl")
 	if err != nil {
-		return dir, false, err
+		return false, err
 	}
-	runErr := ctxRun(w)
-	if err := w.close(); err != nil && runErr == nil {
-		runErr = err
+	h := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<16)
+	sw := &shardWriter{f: f, w: w, h: h, enc: json.NewEncoder(w)}
+	runErr := run(sw)
+	if err := w.Flush(); err != nil {
+		f.Abort()
+		return false, err
 	}
+	if err := f.Commit(); err != nil {
+		return false, err
+	}
+	src := p.Loaded.Sources()
 	m := Manifest{
 		Format:       shardFormat,
 		TsimVersion:  version,
@@ -262,18 +246,19 @@ func RunShard(ctxRun func(Sink) error, p *Plan, src []SourceFile, version string
 		Scenarios:    p.X.NumScenarios(),
 		Items:        p.Items(),
 		ItemsInShard: p.Shard.count(p.Items()),
-		ItemsWritten: w.written,
+		ItemsWritten: sw.written,
+		ItemsSHA256:  hex.EncodeToString(h.Sum(nil)),
 		Sources:      src,
 	}
 	m.Complete = runErr == nil && m.ItemsWritten == m.ItemsInShard
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return dir, false, err
+		return false, err
 	}
-	if err := atomicio.WriteFile(filepath.Join(dir, "shard.json"), append(b, '\n')); err != nil && runErr == nil {
+	if err := d.WriteFile("shard.json", append(b, '\n')); err != nil && runErr == nil {
 		runErr = err
 	}
-	return dir, m.Complete, runErr
+	return m.Complete, runErr
 }
 
 // ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ func newTierPool(t *tierRT, name string, spec model.Pool) *threadPool {
 	p.ArmGate = func(d time.Duration) { e.Schedule(d, sim.ClassArrival, p, evGate, nil) }
 	p.ArmRetire = func(d time.Duration) { e.Schedule(d, sim.ClassArrival, p, evRetire, nil) }
 	if rnd != nil {
-		p.CPU = cpuReader(&t.lvCPU, t.spec.Cores)
+		p.CPU = cpuReader(&t.lv[model.LvCPU], t.spec.Cores)
 	}
 	return p
 }

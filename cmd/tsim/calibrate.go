@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/tsim-dev/tsim/calibrate"
-	"github.com/tsim-dev/tsim/format"
-	"github.com/tsim-dev/tsim/internal/atomicio"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdCalibrate = &command{
@@ -51,7 +47,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--warmup must be ≥ 0, got %v", *warmup)
 	}
 	if set["reps"] {
-		if err := format.CheckReplications(*reps); err != nil {
+		if err := tsim.CheckReplications(*reps); err != nil {
 			return c.usageError(e, "--reps %v", err)
 		}
 	}
@@ -62,27 +58,22 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	capture := files[0]
 	dir := *outDir
 	if dir == "" {
-		dir = filepath.Join("out", runner.Stem(capture)+"-calibrated")
+		dir = filepath.Join("out", stem(capture)+"-calibrated")
 	}
-	opt := calibrate.Options{
+	opt := tsim.CalibrateOptions{
 		Variant:  *variant,
 		Machines: machines,
 		Warmup:   *warmup,
 		Seed:     *seed,
 		Reps:     *reps,
-		Input:    inputOptions(fs),
+		Input:    loadOptions(fs),
 		Names:    *names,
 		LoadTest: *loadTest,
 		Output:   filepath.ToSlash(filepath.Join(dir, "calibrated.toml")),
 	}
-	res, err := calibrate.Run(ctx, capture, *experiment, opt)
+	res, err := tsim.Calibrate(ctx, capture, *experiment, opt)
 	if err != nil {
 		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	var png bytes.Buffer
-	if err := res.Figure.WritePNG(&png); err != nil {
-		c.errorf(e, "calibration.png: %v", err)
 		return exitFailure
 	}
 	var out bytes.Buffer
@@ -92,27 +83,12 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	// Everything succeeded: write, each file whole or not at all, into a
 	// directory no other tsim process is writing.
-	lock, err := atomicio.Lock(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
-	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+	clean := filepath.Clean(dir)
+	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), res.WriteFiles, true); st != exitOK {
+		return st
 	}
-	defer lock.Unlock()
 	toml := filepath.Join(dir, "calibrated.toml")
 	pic := filepath.Join(dir, "calibration.png")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	for _, f := range []struct {
-		path string
-		data []byte
-	}{{toml, res.Calibrated}, {pic, png.Bytes()}} {
-		if err := atomicio.WriteFile(f.path, f.data); err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-	}
 	if !*quiet {
 		fmt.Fprintf(&out, "\nwrote %s and %s\nnext: tsim explain %s, then tsim run %s\n", toml, pic, toml, toml)
 	}

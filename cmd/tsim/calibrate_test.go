@@ -18,7 +18,7 @@ const (
 // its binding limit is the two connections.
 func TestCalibrate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cal")
-	out, errs, st := tsim(t, nil, "calibrate", crackCapture, "--experiment", crackField, "--map", crackMap, "-o", dir)
+	out, errs, st := tsimMain(t, nil, "calibrate", crackCapture, "--experiment", crackField, "--map", crackMap, "-o", dir)
 	if st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
@@ -39,7 +39,7 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	out, errs, st = tsim(t, nil, "explain", filepath.Join(dir, "calibrated.toml"), "-o", t.TempDir())
+	out, errs, st = tsimMain(t, nil, "explain", filepath.Join(dir, "calibrated.toml"), "-o", t.TempDir())
 	if st != exitOK || !strings.Contains(out, "binds first: connections web→co1wacwb201 (2 connections") {
 		t.Errorf("explain: status %d, %s\n%s", st, errs, out)
 	}
@@ -68,7 +68,7 @@ func TestCalibrateBadCapture(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")
-			_, errs, st := tsim(t, nil, "calibrate", bad, "--experiment", crackField, "--map", crackMap, "-o", out)
+			_, errs, st := tsimMain(t, nil, "calibrate", bad, "--experiment", crackField, "--map", crackMap, "-o", out)
 			if st != exitFailure || !strings.HasPrefix(errs, "tsim calibrate: "+dir) || !strings.Contains(errs, tc.want) {
 				t.Errorf("status %d, stderr %q; want 1 and %q", st, errs, tc.want)
 			}
@@ -92,16 +92,16 @@ func TestCalibrateUsage(t *testing.T) {
 		{[]string{"calibrate", crackCapture, "--experiment", crackField, "--warmup", "-1s"}, "--warmup must be ≥ 0"},
 		{[]string{"calibrate", crackCapture, "--experiment", crackField, "--reps", "0"}, "--reps"},
 	} {
-		_, errs, st := tsim(t, nil, tc.args...)
+		_, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: status %d, %q; want 2 and %q", tc.args, st, errs, tc.want)
 		}
 	}
-	_, errs, st := tsim(t, nil, "calibrate", crackCapture, "--experiment", crackField, "--map", "FESERVER1=nosuch", "-o", t.TempDir())
+	_, errs, st := tsimMain(t, nil, "calibrate", crackCapture, "--experiment", crackField, "--map", "FESERVER1=nosuch", "-o", t.TempDir())
 	if st != exitFailure || !strings.Contains(errs, `--map: no tier "nosuch"`) {
 		t.Errorf("an unknown tier: status %d, %q", st, errs)
 	}
-	out, _, st := tsim(t, nil, "help", "calibrate")
+	out, _, st := tsimMain(t, nil, "help", "calibrate")
 	if st != exitOK || !strings.Contains(out, "usage: tsim calibrate CAPTURE.csv|.tsv --experiment FILE.toml") {
 		t.Errorf("help: %d %q", st, out)
 	}

@@ -24,7 +24,7 @@ cores = 1
   [[tier.step]]
   cpu = "10ms"
 `)
-	out, errs, st := tsim(t, nil, "check", over)
+	out, errs, st := tsimMain(t, nil, "check", over)
 	if st != exitOK || !strings.Contains(out, "ok (about 20000 simulated requests, about ") ||
 		!strings.Contains(errs, "tsim check: warning: "+over+": variant base: the open load brings 200.0 requests/s at the peak, more than the 100.0/s CPU svc (tier svc) serves by the operational laws: ρ = 2; 100.0 requests/s too many") {
 		t.Errorf("status %d\nstdout %q\nstderr %q", st, out, errs)
@@ -49,7 +49,7 @@ name = "svc"
   [[tier.step]]
   cpu = "1ms"
 `)
-	out, errs, st = tsim(t, nil, "check", huge)
+	out, errs, st = tsimMain(t, nil, "check", huge)
 	if st != exitOK || !strings.Contains(errs, "of memory at its peak") || !strings.Contains(errs, "connections the pools permit, each allocated up front") {
 		t.Errorf("status %d\nstdout %q\nstderr %q", st, out, errs)
 	}

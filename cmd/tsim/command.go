@@ -8,11 +8,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
-	"github.com/tsim-dev/tsim/input"
+	"golang.org/x/term"
+
+	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/report"
 )
 
 // A command is one tsim subcommand.
@@ -29,17 +34,31 @@ type command struct {
 
 // env is where a command writes. Results may be printed by one goroutine
 // while another reports a problem, so every write holds mu: a line is never
-// split by another.
+// split by another. Once closed (a command stopped after a signal), it
+// writes nothing more.
 type env struct {
 	stdout, stderr io.Writer
 	mu             sync.Mutex
+	closed         bool
 }
 
 // writeOut writes b to standard output in one piece.
 func (e *env) writeOut(b []byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.stdout.Write(b)
+	if !e.closed {
+		e.stdout.Write(b)
+	}
+}
+
+// closeWith writes a last message to standard error, and nothing after.
+func (e *env) closeWith(msg string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		io.WriteString(e.stderr, msg)
+	}
+	e.closed = true
 }
 
 // out prints to standard output.
@@ -105,16 +124,41 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return c.runSafely(ctx, e, args[1:])
 }
 
+// graceAfterSignal is how long a command has, after the first Ctrl-C or
+// SIGTERM, to print what it finished and stop by itself.
+const graceAfterSignal = 800 * time.Millisecond
+
 // runSafely runs c and turns a panic, which is a bug in tsim, into a
-// message and exit status 1 instead of a runtime dump.
-func (c *command) runSafely(ctx context.Context, e *env, args []string) (status int) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.errorf(e, "internal error: %v\n(this is a bug in tsim; please report it with the command and files that caused it)", r)
-			status = exitFailure
-		}
+// message and exit status 1 instead of a runtime dump. Every command
+// honours the first Ctrl-C or SIGTERM within a second: it stops and says
+// what it finished by itself, or, when it has not returned within
+// graceAfterSignal, tsim says it was interrupted and exits 1, writing
+// nothing more.
+func (c *command) runSafely(ctx context.Context, e *env, args []string) int {
+	done := make(chan int, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				c.errorf(e, "internal error: %v\n(this is a bug in tsim; please report it with the command and files that caused it)", r)
+				done <- exitFailure
+			}
+		}()
+		done <- c.Run(ctx, c, e, args)
 	}()
-	return c.Run(ctx, c, e, args)
+	select {
+	case st := <-done:
+		return st
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(graceAfterSignal)
+	defer t.Stop()
+	select {
+	case st := <-done:
+		return st
+	case <-t.C:
+		e.closeWith(fmt.Sprintf("tsim %s: interrupted; stopped before it finished\n", c.Name))
+		return exitFailure
+	}
 }
 
 // errorf prints one message line prefixed with the command's name. A
@@ -127,7 +171,9 @@ func (c *command) errorf(e *env, format string, args ...any) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	io.WriteString(e.stderr, b.String())
+	if !e.closed {
+		io.WriteString(e.stderr, b.String())
+	}
 }
 
 // usageError prints a message and the command's usage line, and returns
@@ -183,12 +229,50 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 // experiment files.
 func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
 
-// inputOptions are the reading rules the flags ask for: files named in an
-// experiment stay inside its folder unless --allow-outside.
-func inputOptions(fs *flag.FlagSet) input.Options {
-	var o input.Options
+// load loads an experiment file as the flags ask: files named in it stay
+// inside its folder unless --allow-outside.
+func load(fs *flag.FlagSet, path string) (*tsim.Experiment, error) {
+	return tsim.LoadFile(path, loadOptions(fs))
+}
+
+// loadOptions are the reading rules the flags ask for.
+func loadOptions(fs *flag.FlagSet) tsim.LoadOptions {
+	var o tsim.LoadOptions
 	if f := fs.Lookup("allow-outside"); f != nil {
 		o.AllowOutside = f.Value.String() == "true"
 	}
 	return o
+}
+
+// stem is a file's name without its directory and extension.
+func stem(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// wide declares --wide: tables as wide as they are, on a terminal too.
+func wide(fs *flag.FlagSet) { fs.Bool("wide", false, "") }
+
+// tables is w for the tables a command prints: on a terminal they fit its
+// width (report.Table wraps a wide table into parts) unless --wide; into a
+// file or a pipe they are printed whole, as wide as they are, so that what
+// a script reads does not depend on a window's size.
+func tables(fs *flag.FlagSet, w, stdout io.Writer) io.Writer {
+	if f := fs.Lookup("wide"); f != nil && f.Value.String() == "true" {
+		return w
+	}
+	return report.WithWidth(w, terminalWidth(stdout))
+}
+
+// terminalWidth is the width of the terminal w is, or 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tsim-dev/tsim/dotnetconfig"
-	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdConfig = &command{
@@ -35,20 +34,20 @@ func runConfig(_ context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "no configuration files given")
 	}
 	if *dotnet == "" {
-		return c.usageError(e, "--dotnet is required: the defaults differ by version (%s)", strings.Join(dotnetconfig.DotNetVersions(), ", "))
+		return c.usageError(e, "--dotnet is required: the defaults differ by version (%s)", strings.Join(tsim.DotNetVersions(), ", "))
 	}
-	v, ok := dotnetconfig.NormalizeVersion(*dotnet)
+	v, ok := tsim.NormalizeDotNet(*dotnet)
 	if !ok {
 		if strings.EqualFold(*dotnet, "core") {
 			return c.usageError(e, "--dotnet core: .NET Core and .NET 5+ do not read these files")
 		}
-		return c.usageError(e, "--dotnet %s: unknown version (%s)", *dotnet, strings.Join(dotnetconfig.DotNetVersions(), ", "))
+		return c.usageError(e, "--dotnet %s: unknown version (%s)", *dotnet, strings.Join(tsim.DotNetVersions(), ", "))
 	}
 	if *cores < 1 || *cores > 1024 {
 		return c.usageError(e, "--cores must be 1–1024, got %d", *cores)
 	}
-	if *host != "" && !slices.Contains(dotnetconfig.HostNames(), *host) {
-		return c.usageError(e, "--host %s: unknown host (%s)", *host, strings.Join(dotnetconfig.HostNames(), ", "))
+	if *host != "" && !slices.Contains(tsim.ConfigHosts(), *host) {
+		return c.usageError(e, "--host %s: unknown host (%s)", *host, strings.Join(tsim.ConfigHosts(), ", "))
 	}
 	if set["max-concurrent-requests-per-cpu"] && *mcrpc < 0 {
 		return c.usageError(e, "--max-concurrent-requests-per-cpu must be ≥ 0, got %d", *mcrpc)
@@ -57,12 +56,7 @@ func runConfig(_ context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--name %q: a tier name is letters, digits, '-' and '_', at most 64", *name)
 	}
 
-	files, err := dotnetconfig.ReadArgs(args)
-	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	rep, err := dotnetconfig.Resolve(files, dotnetconfig.Options{
+	rep, err := tsim.ReadConfig(args, tsim.ConfigOptions{
 		DotNet:                      v,
 		Cores:                       *cores,
 		CoresDefaulted:              !set["cores"],
@@ -95,7 +89,9 @@ func runConfig(_ context.Context, c *command, e *env, args []string) int {
 		return exitFailure
 	}
 	if *out != "" {
-		if err := atomicio.WriteFile(*out, skeleton); err != nil {
+		// Whole or not at all, and only over a regular file: never over
+		// a device, a FIFO or a symbolic link at that path.
+		if err := tsim.WriteFile(*out, skeleton); err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
 		}

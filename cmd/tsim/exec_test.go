@@ -11,11 +11,11 @@ import (
 // failing fails every replication.
 func TestMedianRow(t *testing.T) {
 	rs := []bench.Result{{WallS: 3, Requests: 10}, {WallS: 1, Requests: 10}, {WallS: 2, Requests: 10, Events: 40}}
-	r := medianRow("m", rs)
+	r := bench.Median("m", rs)
 	if r.WallS != 2 || r.Events != 40 || r.RequestsPerS != 5 || r.EventsPerS != 20 {
 		t.Errorf("median of three: %+v", r)
 	}
-	r = medianRow("m", []bench.Result{{WallS: 4, Requests: 6}, {WallS: 2, Requests: 6}})
+	r = bench.Median("m", []bench.Result{{WallS: 4, Requests: 6}, {WallS: 2, Requests: 6}})
 	if r.WallS != 3 || r.RequestsPerS != 2 {
 		t.Errorf("median of two: %+v", r)
 	}

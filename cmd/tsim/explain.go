@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/tsim-dev/tsim/analysis"
-	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdExplain = &command{
 	Name:      "explain",
-	UsageLine: "FILE [-o DIR] [--seed N] [--quiet]",
+	UsageLine: "FILE [-o DIR] [--seed N] [--wide] [--quiet]",
 	Short:     "say which limit binds, where response time goes and what to change",
 	Long:      helpText("explain"),
 	Run:       runExplain,
@@ -23,6 +20,7 @@ var cmdExplain = &command{
 func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
 	allowOutside(fs)
+	wide(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	quiet := fs.Bool("quiet", false, "")
@@ -36,44 +34,54 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	case len(files) > 1:
 		return c.usageError(e, "one experiment file at a time, got %d", len(files))
 	}
-	path := files[0]
-	x, err := runner.LoadFile(path, inputOptions(fs))
+	x, err := load(fs, files[0])
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	opt := analysis.ExplainOptions{Path: path}
+	var opt tsim.ExplainOptions
 	if setFlags(fs)["seed"] {
 		opt.Seed = seed
 	}
-	ex, err := analysis.Explain(ctx, x, opt)
+	ex, err := tsim.Explain(ctx, x, opt)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
 	var out bytes.Buffer
-	if err := ex.WriteText(&out); err != nil {
+	if err := ex.WriteText(tables(fs, &out, e.stdout)); err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
+	if st := c.writeFiles(e, &out, *outDir, x.Stem(), ex.WriteFiles, *quiet); st != exitOK {
+		return st
+	}
+	e.writeOut(out.Bytes())
+	return exitOK
+}
 
-	var bars []plots.BreakdownBar
-	for _, v := range ex.Variants {
-		bars = append(bars, plots.BreakdownBar{Label: v.Name, Breakdown: v.Run.Breakdown})
-	}
-	fig, err := plots.Breakdown(ex.Name+": where the response time of a completed request went", bars)
+// writeFiles writes what a command's result writes (WriteFiles) into
+// the output directory root/name, and says so in out (unless quiet);
+// what it could not draw is said in out too.
+func (c *command) writeFiles(e *env, out *bytes.Buffer, root, name string, write func(*tsim.Output) ([]string, []string, error), quiet bool) int {
+	dir, err := tsim.OpenOutput(root, name)
 	if err != nil {
-		fmt.Fprintf(&out, "breakdown.png not drawn: %v\n", err)
-	} else {
-		written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(path)), "breakdown.png", fig)
-		if err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-		if !*quiet {
-			fmt.Fprintf(&out, "wrote %s\n", written)
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	defer dir.Close()
+	written, warnings, err := write(dir)
+	for _, w := range warnings {
+		fmt.Fprintln(out, w)
+	}
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	if !quiet {
+		for _, w := range written {
+			fmt.Fprintf(out, "wrote %s\n", filepath.Join(dir.Path(), w))
 		}
 	}
-	e.stdout.Write(out.Bytes())
 	return exitOK
 }

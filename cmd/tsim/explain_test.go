@@ -20,7 +20,7 @@ const crackFile = "../../experiments/crack-throttling.toml"
 // change and what binds once that is fixed.
 func TestExplainCrack(t *testing.T) {
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "explain", crackFile, "-o", dir)
+	out, errs, st := tsimMain(t, nil, "explain", crackFile, "-o", dir)
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -129,7 +129,7 @@ cores = 4
 
 func TestExplainOpenLoadInstanceLock(t *testing.T) {
 	f := writeFile(t, "single.toml", singleLock)
-	out, errs, st := tsim(t, nil, "explain", f, "-o", t.TempDir(), "--quiet")
+	out, errs, st := tsimMain(t, nil, "explain", f, "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -161,12 +161,12 @@ func TestExplainUsage(t *testing.T) {
 		{[]string{"explain", f, f}, "tsim explain: one experiment file at a time, got 2\n"},
 		{[]string{"explain", f, "--seed", "x"}, "tsim explain: invalid value \"x\" for flag -seed"},
 	} {
-		out, errs, st := tsim(t, nil, tc.args...)
+		out, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
 		}
 	}
-	_, errs, st := tsim(t, nil, "explain", filepath.Join(t.TempDir(), "none.toml"))
+	_, errs, st := tsimMain(t, nil, "explain", filepath.Join(t.TempDir(), "none.toml"))
 	if st != exitFailure || !strings.Contains(errs, "no such file") {
 		t.Errorf("missing file: status %d, stderr %q", st, errs)
 	}

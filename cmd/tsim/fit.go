@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	api "github.com/tsim-dev/tsim"
-	"github.com/tsim-dev/tsim/format"
-	"github.com/tsim-dev/tsim/internal/atomicio"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdFit = &command{
@@ -43,16 +39,16 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "one fit specification at a time, got %d", len(files))
 	case set["max-evals"] && (*maxEvals < 1 || *maxEvals > 100000):
 		return c.usageError(e, "--max-evals must be between 1 and 100000, got %d", *maxEvals)
-	case set["reps"] && format.CheckReplications(*reps) != nil:
-		return c.usageError(e, "--reps %v", format.CheckReplications(*reps))
+	case set["reps"] && tsim.CheckReplications(*reps) != nil:
+		return c.usageError(e, "--reps %v", tsim.CheckReplications(*reps))
 	}
-	opt := api.FitOptions{MaxEvaluations: *maxEvals, Replications: *reps, Seed: *seed}
+	opt := tsim.FitOptions{MaxEvaluations: *maxEvals, Replications: *reps, Seed: *seed}
 	for _, h := range strings.Split(*holdOut, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			opt.HoldOut = append(opt.HoldOut, h)
 		}
 	}
-	spec, x, err := api.LoadFit(files[0], *experiment)
+	spec, x, err := tsim.LoadFit(files[0], *experiment)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -66,7 +62,7 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 			}
 		}
 	}
-	res, err := api.Fit(ctx, x, spec, opt)
+	res, err := tsim.Fit(ctx, x, spec, opt)
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -76,45 +72,13 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 		c.errorf(e, "%v", err)
 		return exitFailure
 	}
-	fig, err := res.Figure()
-	if err != nil {
-		c.errorf(e, "fit.png: %v", err)
-		return exitFailure
-	}
-	var png bytes.Buffer
-	if err := fig.WritePNG(&png); err != nil {
-		c.errorf(e, "fit.png: %v", err)
-		return exitFailure
-	}
 	dir := *outDir
 	if dir == "" {
-		dir = filepath.Join("out", runner.Stem(files[0])+"-fit")
+		dir = filepath.Join("out", stem(files[0])+"-fit")
 	}
-	lock, err := atomicio.Lock(filepath.Dir(filepath.Clean(dir)), filepath.Base(filepath.Clean(dir)))
-	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	defer lock.Unlock()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	written := []string{filepath.Join(dir, "fit.png")}
-	if err := atomicio.WriteFile(written[0], png.Bytes()); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
-	}
-	if res.Experiment != nil {
-		p := filepath.Join(dir, "fitted.toml")
-		if err := atomicio.WriteFile(p, res.Experiment); err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
-		}
-		written = append(written, p)
-	}
-	if !*quiet {
-		fmt.Fprintf(&out, "\nwrote %s\n", strings.Join(written, " and "))
+	clean := filepath.Clean(dir)
+	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), res.WriteFiles, *quiet); st != exitOK {
+		return st
 	}
 	e.writeOut(out.Bytes())
 	return exitOK

@@ -15,7 +15,7 @@ func TestRunFormats(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "small")
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--format", "png,svg,pdf"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet", "--format", "png,svg,pdf"); st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
 	names := strings.Join(listDir(t, exp), " ")
@@ -30,7 +30,7 @@ func TestRunFormats(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(exp, "counters-2.png"), []byte("stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--format", "svg,pdf"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet", "--format", "svg,pdf"); st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
 	for _, n := range listDir(t, exp) {
@@ -41,7 +41,7 @@ func TestRunFormats(t *testing.T) {
 	if !bytes.Equal(readFile(t, filepath.Join(exp, "counters.svg")), svg) || !bytes.Equal(readFile(t, filepath.Join(exp, "counters.pdf")), pdf) {
 		t.Errorf("the same seed wrote other SVG or PDF bytes")
 	}
-	if _, errs, st := tsim(t, nil, "run", f, "--format", "gif"); st != exitUsage || !strings.Contains(errs, `unknown picture format "gif"`) {
+	if _, errs, st := tsimMain(t, nil, "run", f, "--format", "gif"); st != exitUsage || !strings.Contains(errs, `unknown picture format "gif"`) {
 		t.Errorf("--format gif: status %d, %q; want usage", st, errs)
 	}
 }

@@ -16,7 +16,7 @@ func TestRunMeasured(t *testing.T) {
 	const shop = "../../loadtest/testdata/shop.toml"
 	for _, measured := range []string{"jmeter.jtl", "k6.json", "simulation.log"} {
 		dir := t.TempDir()
-		out, errs, st := tsim(t, nil, "run", shop, "--measured", "../../loadtest/testdata/"+measured, "-o", dir, "--quiet", "--outputs", "json,csv")
+		out, errs, st := tsimMain(t, nil, "run", shop, "--measured", "../../loadtest/testdata/"+measured, "-o", dir, "--quiet", "--outputs", "json,csv")
 		if st != exitOK {
 			t.Fatalf("%s: status %d: %s", measured, st, errs)
 		}
@@ -48,7 +48,7 @@ func TestRunMeasured(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jtl")
 	os.WriteFile(bad, []byte("root:x:0:0:SECRET:/root:/bin/bash\n"), 0o644)
-	_, errs, st := tsim(t, nil, "run", shop, "--measured", bad, "-o", filepath.Join(dir, "out"))
+	_, errs, st := tsimMain(t, nil, "run", shop, "--measured", bad, "-o", filepath.Join(dir, "out"))
 	if st != exitFailure || !strings.Contains(errs, "not a load test's results") || strings.Contains(errs, "SECRET") {
 		t.Errorf("a bad file: status %d, %q", st, errs)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/tsim-dev/tsim/runner"
 )
 
-// tsim runs Main in-process and returns what it printed and its status.
-func tsim(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, status int) {
+// tsimMain runs Main in-process and returns what it printed and its status.
+func tsimMain(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	if ctx == nil {
 		ctx = context.Background()
@@ -131,14 +131,14 @@ func readFile(t *testing.T, path string) []byte {
 }
 
 func TestNoArgumentsIsUsage(t *testing.T) {
-	out, errs, st := tsim(t, nil)
+	out, errs, st := tsimMain(t, nil)
 	if st != exitUsage || out != "" || !strings.Contains(errs, "Usage:") {
 		t.Errorf("status %d, stdout %q, stderr %q; want 2 and the usage on stderr", st, out, errs)
 	}
 }
 
 func TestHelp(t *testing.T) {
-	out, _, st := tsim(t, nil, "help")
+	out, _, st := tsimMain(t, nil, "help")
 	if st != exitOK {
 		t.Fatalf("status %d", st)
 	}
@@ -152,38 +152,38 @@ func TestHelp(t *testing.T) {
 		last = i
 	}
 	for _, c := range commands {
-		out, errs, st := tsim(t, nil, "help", c.Name)
+		out, errs, st := tsimMain(t, nil, "help", c.Name)
 		if st != exitOK || !strings.HasPrefix(out, "usage: tsim "+c.Name) || errs != "" {
 			t.Errorf("help %s: status %d, stdout %q, stderr %q", c.Name, st, out, errs)
 		}
 	}
-	out, _, st = tsim(t, nil, "run", "-h")
+	out, _, st = tsimMain(t, nil, "run", "-h")
 	if st != exitOK || !strings.HasPrefix(out, "usage: tsim run") {
 		t.Errorf("run -h: status %d, stdout %q", st, out)
 	}
-	_, errs, st := tsim(t, nil, "help", "nope")
+	_, errs, st := tsimMain(t, nil, "help", "nope")
 	if st != exitUsage || !strings.HasPrefix(errs, "tsim help: unknown help topic \"nope\"") {
 		t.Errorf("help nope: status %d, stderr %q", st, errs)
 	}
 }
 
 func TestUnknownCommand(t *testing.T) {
-	_, errs, st := tsim(t, nil, "nope")
+	_, errs, st := tsimMain(t, nil, "nope")
 	if st != exitUsage || !strings.HasPrefix(errs, "tsim nope: unknown command\n") {
 		t.Errorf("status %d, stderr %q", st, errs)
 	}
-	_, errs, st = tsim(t, nil, "--seed", "3", "run")
+	_, errs, st = tsimMain(t, nil, "--seed", "3", "run")
 	if st != exitUsage || !strings.HasPrefix(errs, "tsim: flag --seed before the command") {
 		t.Errorf("status %d, stderr %q", st, errs)
 	}
 }
 
 func TestVersion(t *testing.T) {
-	out, _, st := tsim(t, nil, "version")
+	out, _, st := tsimMain(t, nil, "version")
 	if st != exitOK || !strings.HasPrefix(out, "tsim version "+version) {
 		t.Errorf("status %d, stdout %q", st, out)
 	}
-	_, _, st = tsim(t, nil, "version", "extra")
+	_, _, st = tsimMain(t, nil, "version", "extra")
 	if st != exitUsage {
 		t.Errorf("version extra: status %d, want 2", st)
 	}
@@ -206,7 +206,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"bench", "--runs", "0"}, "tsim bench: --runs must be at least 1, got 0\n"},
 		{[]string{"bench", "extra"}, "tsim bench: unexpected argument \"extra\"\n"},
 	} {
-		out, errs, st := tsim(t, nil, tc.args...)
+		out, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
 		}
@@ -218,7 +218,7 @@ func TestRunUsageErrors(t *testing.T) {
 func TestRunModeReal(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "run", f, "--mode", "real", "--time-scale", "0.05", "--reps", "1", "-o", dir, "--json")
+	out, errs, st := tsimMain(t, nil, "run", f, "--mode", "real", "--time-scale", "0.05", "--reps", "1", "-o", dir, "--json")
 	if st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -232,7 +232,7 @@ func TestRunModeReal(t *testing.T) {
 	if sum.Mode != "real" || sum.Requests.Generated == 0 || !sum.Requests.Conserved() {
 		t.Errorf("mode %q, requests %+v", sum.Mode, sum.Requests)
 	}
-	_, errs, st = tsim(t, nil, "run", f, "--time-scale", "0.05")
+	_, errs, st = tsimMain(t, nil, "run", f, "--time-scale", "0.05")
 	if st != exitUsage || !strings.Contains(errs, "--time-scale needs --mode real") {
 		t.Errorf("--time-scale without --mode real: status %d, stderr %q", st, errs)
 	}
@@ -241,7 +241,7 @@ func TestRunModeReal(t *testing.T) {
 func TestRunMissingFile(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "x.toml")
-	_, errs, st := tsim(t, nil, "run", missing, "-o", dir)
+	_, errs, st := tsimMain(t, nil, "run", missing, "-o", dir)
 	if want := "tsim run: open " + missing + ": no such file or directory\n"; st != exitFailure || errs != want {
 		t.Errorf("status %d, stderr %q; want 1 and %q", st, errs, want)
 	}
@@ -255,7 +255,7 @@ func TestInvalidExperimentNamesFileAndLine(t *testing.T) {
 	good := writeFile(t, "small.toml", small)
 	for _, args := range [][]string{{"run", "-o", t.TempDir()}, {"check"}} {
 		cmd := args[0]
-		out, errs, st := tsim(t, nil, append(args, good, f)...)
+		out, errs, st := tsimMain(t, nil, append(args, good, f)...)
 		if st != exitFailure {
 			t.Errorf("%s: status %d, want 1", cmd, st)
 		}
@@ -276,11 +276,11 @@ func TestInvalidExperimentNamesFileAndLine(t *testing.T) {
 func TestCheck(t *testing.T) {
 	a := writeFile(t, "small.toml", small)
 	b := writeFile(t, "sweep.toml", sweep)
-	out, errs, st := tsim(t, nil, "check", a, b)
+	out, errs, st := tsimMain(t, nil, "check", a, b)
 	if st != exitOK || !strings.HasPrefix(out, a+": ok (about ") || !strings.Contains(out, "\n"+b+": ok (about ") || errs != "" {
 		t.Errorf("status %d, stdout %q, stderr %q", st, out, errs)
 	}
-	_, errs, st = tsim(t, nil, "check", filepath.Join(t.TempDir(), "none.toml"))
+	_, errs, st = tsimMain(t, nil, "check", filepath.Join(t.TempDir(), "none.toml"))
 	if st != exitFailure || !strings.Contains(errs, "no such file or directory") {
 		t.Errorf("missing file: status %d, stderr %q", st, errs)
 	}
@@ -289,7 +289,7 @@ func TestCheck(t *testing.T) {
 func TestRunWritesResults(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "run", f, "-o", dir)
+	out, errs, st := tsimMain(t, nil, "run", f, "-o", dir)
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -351,7 +351,7 @@ func TestRunWritesResults(t *testing.T) {
 func TestRunSweep(t *testing.T) {
 	f := writeFile(t, "sweep.toml", sweep)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "run", f, "-o", dir, "--reps", "1")
+	out, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--reps", "1")
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -359,15 +359,25 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("a sweep printed per-tier tables:\n%s", out)
 	}
 	exp := filepath.Join(dir, "sweep")
-	want := []string{"latency-cdf.png", "report.html", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png"}
+	// A sweep over a connection limit is fitted with the USL: usl.png.
+	want := []string{"latency-cdf.png", "report.html", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png", "usl.png"}
 	if got := listDir(t, exp); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", got, want)
+	}
+	if !strings.Contains(out, "Universal Scalability Law fitted to throughput over tier.fe.calls.maxconnection") {
+		t.Errorf("no USL fit printed:\n%s", out)
 	}
 	var s struct {
 		Points []struct {
 			Params map[string]string `json:"params"`
 		} `json:"points"`
-		CI any `json:"ci"`
+		CI  any `json:"ci"`
+		USL []struct {
+			Line   string           `json:"line"`
+			Points []map[string]any `json:"points"`
+			Sigma  float64          `json:"sigma"`
+			R2     float64          `json:"r2"`
+		} `json:"usl"`
 	}
 	if err := json.Unmarshal(readFile(t, filepath.Join(exp, "summary.json")), &s); err != nil {
 		t.Fatal(err)
@@ -378,12 +388,15 @@ func TestRunSweep(t *testing.T) {
 	if s.CI != nil {
 		t.Errorf("ci with one replication: %v", s.CI)
 	}
+	if len(s.USL) != 1 || s.USL[0].Line != "variant base" || len(s.USL[0].Points) != 6 || !(s.USL[0].R2 > 0) {
+		t.Errorf("summary.json usl: %+v", s.USL)
+	}
 }
 
 func TestRunJSON(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "run", "--json", f, "-o", dir)
+	out, errs, st := tsimMain(t, nil, "run", "--json", f, "-o", dir)
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -400,7 +413,7 @@ func TestFlagsBeforeAndAfterFiles(t *testing.T) {
 		{"run", f, "-o", b, "--seed=9", "--reps", "1", "--quiet"},
 		{"run", "--seed", "9", f, "--reps=1", "-o", c, "--quiet", "--"},
 	} {
-		if _, errs, st := tsim(t, nil, args...); st != exitOK {
+		if _, errs, st := tsimMain(t, nil, args...); st != exitOK {
 			t.Fatalf("%q: status %d, stderr %q", args, st, errs)
 		}
 	}
@@ -414,7 +427,7 @@ func TestFlagsBeforeAndAfterFiles(t *testing.T) {
 		}
 	}
 	// After "--" everything is a file.
-	_, errs, st := tsim(t, nil, "run", "-o", a, "--", "--seed")
+	_, errs, st := tsimMain(t, nil, "run", "-o", a, "--", "--seed")
 	if st != exitFailure || !strings.Contains(errs, "open --seed: no such file") {
 		t.Errorf("after --: status %d, stderr %q", st, errs)
 	}
@@ -424,14 +437,14 @@ func TestRunDeterministic(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	s := writeFile(t, "sweep.toml", sweep)
 	a, b := t.TempDir(), t.TempDir()
-	if _, errs, st := tsim(t, nil, "run", f, s, "-o", a); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, s, "-o", a); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
 	// The second run is sequential: parallel replications must not change
 	// a byte.
 	defer func(n func() int) { numWorkers = n }(numWorkers)
 	numWorkers = func() int { return 1 }
-	if _, errs, st := tsim(t, nil, "run", f, s, "-o", b); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, s, "-o", b); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
 	for _, exp := range []string{"small", "sweep"} {
@@ -463,7 +476,7 @@ func TestRunInterrupted(t *testing.T) {
 		}
 	}
 	defer func() { runner.TestHookJobDone = nil }()
-	_, errs, st := tsim(t, ctx, "run", f, other, "-o", dir)
+	_, errs, st := tsimMain(t, ctx, "run", f, other, "-o", dir)
 	if st != exitFailure {
 		t.Errorf("status %d, want 1", st)
 	}
@@ -501,7 +514,7 @@ func TestStaleOutputsRemoved(t *testing.T) {
 	os.WriteFile(filepath.Join(exp, "sweep-p99.png"), []byte("old"), 0o644)
 	os.WriteFile(filepath.Join(exp, "notes.txt"), []byte("mine"), 0o644)
 	f := writeFile(t, "small.toml", small)
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet"); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
 	if _, err := os.Stat(filepath.Join(exp, "sweep-p99.png")); !os.IsNotExist(err) {
@@ -515,7 +528,7 @@ func TestStaleOutputsRemoved(t *testing.T) {
 func TestSameStemTwice(t *testing.T) {
 	a := writeFile(t, "small.toml", small)
 	b := writeFile(t, "small.toml", small)
-	_, errs, st := tsim(t, nil, "run", a, b, "-o", t.TempDir())
+	_, errs, st := tsimMain(t, nil, "run", a, b, "-o", t.TempDir())
 	if st != exitFailure || !strings.Contains(errs, "would both write to") {
 		t.Errorf("status %d, stderr %q", st, errs)
 	}
@@ -525,7 +538,7 @@ func TestBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a benchmark model")
 	}
-	out, errs, st := tsim(t, nil, "bench", "--json", "--model", "mm1")
+	out, errs, st := tsimMain(t, nil, "bench", "--json", "--model", "mm1")
 	if st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}

@@ -21,7 +21,7 @@ import (
 func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	refDir := t.TempDir()
-	if _, errs, st := tsim(t, nil, "run", f, "-o", refDir, "--quiet", "--outputs", "json,csv", "--reps", "1"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", refDir, "--quiet", "--outputs", "json,csv", "--reps", "1"); st != exitOK {
 		t.Fatalf("reference run: status %d: %s", st, errs)
 	}
 	want := readFile(t, filepath.Join(refDir, "small", "summary.json"))
@@ -39,7 +39,7 @@ func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[k], st[k] = tsim(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json,csv", "--reps", "1")
+				_, errs[k], st[k] = tsimMain(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json,csv", "--reps", "1")
 			}()
 		}
 		wg.Wait()
@@ -76,7 +76,7 @@ func TestRunRefusesALockedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Unlock()
-	_, errs, st := tsim(t, nil, "run", f, "-o", dir)
+	_, errs, st := tsimMain(t, nil, "run", f, "-o", dir)
 	if st != exitFailure || !strings.Contains(errs, "another tsim process is writing there") {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -89,7 +89,7 @@ func TestRunRefusesALockedDirectory(t *testing.T) {
 func TestRunChecksOutputFirst(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	file := writeFile(t, "not-a-dir", "x")
-	_, errs, st := tsim(t, nil, "run", f, "-o", file)
+	_, errs, st := tsimMain(t, nil, "run", f, "-o", file)
 	if st != exitFailure || !strings.Contains(errs, "output:") || !strings.Contains(errs, file) {
 		t.Fatalf("-o a file: status %d, stderr %q", st, errs)
 	}
@@ -97,7 +97,7 @@ func TestRunChecksOutputFirst(t *testing.T) {
 		ro := t.TempDir()
 		os.Chmod(ro, 0o555)
 		defer os.Chmod(ro, 0o755)
-		_, errs, st = tsim(t, nil, "run", f, "-o", ro)
+		_, errs, st = tsimMain(t, nil, "run", f, "-o", ro)
 		if st != exitFailure || !strings.Contains(errs, "output:") {
 			t.Fatalf("-o read-only: status %d, stderr %q", st, errs)
 		}
@@ -112,7 +112,7 @@ func TestRunRefusesNamesThatClimbOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	_, errs, st := tsim(t, nil, "run", f, "-o", out)
+	_, errs, st := tsimMain(t, nil, "run", f, "-o", out)
 	if st != exitFailure || !strings.Contains(errs, "no usable output directory name") {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -134,7 +134,7 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--no-plots"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet", "--no-plots"); st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
 	for _, n := range listDir(t, exp) {
@@ -148,11 +148,11 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 func TestRunOutputs(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet"); st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
 	full := readFile(t, filepath.Join(dir, "small", "summary.json"))
-	if _, errs, st := tsim(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--quiet", "--outputs", "json"); st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
 	if got := strings.Join(listDir(t, filepath.Join(dir, "small")), " "); got != "summary.json" {
@@ -161,10 +161,10 @@ func TestRunOutputs(t *testing.T) {
 	if !bytes.Equal(readFile(t, filepath.Join(dir, "small", "summary.json")), full) {
 		t.Errorf("summary.json depends on the other outputs")
 	}
-	if _, _, st := tsim(t, nil, "run", f, "--outputs", "pdf"); st != exitUsage {
+	if _, _, st := tsimMain(t, nil, "run", f, "--outputs", "pdf"); st != exitUsage {
 		t.Errorf("--outputs pdf: status %d, want usage", st)
 	}
-	if _, _, st := tsim(t, nil, "run", f, "--outputs", "json", "--no-plots"); st != exitUsage {
+	if _, _, st := tsimMain(t, nil, "run", f, "--outputs", "json", "--no-plots"); st != exitUsage {
 		t.Errorf("--outputs with --no-plots: status %d, want usage", st)
 	}
 }
@@ -184,7 +184,7 @@ name = "fe"
 wait = "10s"
 `)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "run", f, "-o", dir, "--outputs", "json,csv")
+	out, errs, st := tsimMain(t, nil, "run", f, "-o", dir, "--outputs", "json,csv")
 	if st != exitOK {
 		t.Fatalf("status %d: %s", st, errs)
 	}
@@ -219,7 +219,7 @@ wait = "10s"
 
 func TestVersionFlag(t *testing.T) {
 	for _, a := range []string{"--version", "-version"} {
-		out, _, st := tsim(t, nil, a)
+		out, _, st := tsimMain(t, nil, a)
 		if st != exitOK || !strings.HasPrefix(out, "tsim version ") {
 			t.Errorf("%s: status %d, %q", a, st, out)
 		}
@@ -251,7 +251,7 @@ func TestHostileInputs(t *testing.T) {
 		{abs, "empirical(/etc/shadow)"},
 	} {
 		out := filepath.Join(dir, "out")
-		_, errs, st := tsim(t, nil, "run", tc.file, "-o", out)
+		_, errs, st := tsimMain(t, nil, "run", tc.file, "-o", out)
 		if st != exitFailure || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: status %d, stderr %q; want 1 and %q", tc.file, st, errs, tc.want)
 		}
@@ -272,11 +272,11 @@ func TestFlagsObeyTheFormatsLimits(t *testing.T) {
 		{"validate", f, "--duration", "1000h"},
 		{"plan", f, "--goal", "p99<1s", "--vary", "tier.fe.calls.maxconnection=1..4", "--reps", "10001"},
 	} {
-		if _, errs, st := tsim(t, nil, args...); st != exitUsage {
+		if _, errs, st := tsimMain(t, nil, args...); st != exitUsage {
 			t.Errorf("%v: status %d, stderr %q", args, st, errs)
 		}
 	}
-	out, _, st := tsim(t, nil, "check", f)
+	out, _, st := tsimMain(t, nil, "check", f)
 	if st != exitOK || !strings.Contains(out, "simulated requests") {
 		t.Errorf("check: status %d, %q", st, out)
 	}
@@ -290,7 +290,7 @@ func TestInterruptReachesInsideAReplication(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, errs, st := tsim(t, ctx, "run", f, "-o", t.TempDir(), "--no-plots")
+		_, errs, st := tsimMain(t, ctx, "run", f, "-o", t.TempDir(), "--no-plots")
 		if st != exitFailure || !strings.Contains(errs, "interrupted") || !strings.Contains(errs, "not finished") {
 			t.Errorf("status %d, stderr %q", st, errs)
 		}

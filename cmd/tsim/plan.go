@@ -4,21 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
-	"github.com/tsim-dev/tsim/analysis"
-	"github.com/tsim-dev/tsim/format"
-	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdPlan = &command{
 	Name:      "plan",
-	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--quiet]",
+	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--wide] [--quiet]",
 	Short:     "find the smallest settings that meet a goal, or the most load a setting holds",
 	Long:      helpText("plan"),
 	Run:       runPlan,
@@ -33,6 +27,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
 	allowOutside(fs)
+	wide(fs)
 	goalFlag := fs.String("goal", "", "")
 	var varies, sets multiFlag
 	fs.Var(&varies, "vary", "")
@@ -81,22 +76,22 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--rate must be > 0, got %v", *rate)
 	case *find == "users" && set["users"], *find == "rate" && set["rate"]:
 		return c.usageError(e, "--find %s searches the load: do not also fix it with --%s", *find, *find)
-	case set["reps"] && format.CheckReplications(*reps) != nil:
-		return c.usageError(e, "--reps %v", format.CheckReplications(*reps))
+	case set["reps"] && tsim.CheckReplications(*reps) != nil:
+		return c.usageError(e, "--reps %v", tsim.CheckReplications(*reps))
 	case *search != "auto" && *search != "bisect" && *search != "grid":
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
 	}
-	opt := analysis.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
+	opt := tsim.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
 		Search: *search, Workers: numWorkers(), MaxLoad: *maxLoad, Maximize: *maximize,
 		Warn: func(s string) { c.errorf(e, "warning: %s", s) }}
 	var err error
 	if *goalFlag != "" {
-		if opt.Goal, err = analysis.ParseGoal(*goalFlag); err != nil {
+		if opt.Goal, err = tsim.ParseGoal(*goalFlag); err != nil {
 			return c.usageError(e, "%v", err)
 		}
 	}
 	for _, v := range varies {
-		a, err := analysis.ParseVary(v)
+		a, err := tsim.ParseVary(v)
 		if err != nil {
 			return c.usageError(e, "--vary %v", err)
 		}
@@ -107,12 +102,17 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		opt.Vary = append(opt.Vary, a)
 	}
-	if *search == "bisect" && !analysis.CanBisect(opt.Vary) {
+	if *search == "bisect" && !tsim.CanBisect(opt.Vary) {
 		return c.usageError(e, "--search bisect needs one --vary with an integer range (KEY=LO..HI)")
 	}
-
-	opt.Path = files[0]
-	x, err := runner.LoadFile(opt.Path, inputOptions(fs))
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return c.usageError(e, "--set %q: want KEY=VALUE", s)
+		}
+		opt.Set = append(opt.Set, tsim.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	x, err := load(fs, files[0])
 	if err != nil {
 		c.errorf(e, "%v", err)
 		return exitFailure
@@ -120,123 +120,32 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	if set["seed"] {
 		opt.Seed = seed
 	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return c.usageError(e, "--set %q: want KEY=VALUE", s)
-		}
-		opt.Set = append(opt.Set, format.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
-	}
-	r, err := analysis.Plan(ctx, x, opt)
-	if errors.Is(err, analysis.ErrInterrupted) && r != nil {
-		// What finished is printed: the points evaluated before the signal.
-		var out bytes.Buffer
-		if werr := r.WriteText(&out); werr == nil {
-			e.stdout.Write(out.Bytes())
-		}
-		c.errorf(e, "interrupted; the points that finished are above")
-		return exitFailure
-	}
-	var lk *analysis.LoadKindError
-	var ke *analysis.KeyError
-	switch {
-	case errors.As(err, &lk) && lk.Closed:
-		c.errorf(e, "%s: the load is closed (users with think time); use --users or --find users", lk.Path)
-	case errors.As(err, &lk):
-		c.errorf(e, "%s: the load is open (arrivals per second); use --rate or --find rate", lk.Path)
-	case errors.As(err, &ke):
-		c.errorf(e, "--vary: %v", ke.Err)
-	case err != nil:
+	r, err := tsim.Plan(ctx, x, opt)
+	if r == nil {
 		c.errorf(e, "%v", err)
-	}
-	if err != nil {
 		return exitFailure
 	}
+	// Interrupted, r holds the points evaluated: they are printed.
 	var out bytes.Buffer
-	if err := r.WriteText(&out); err != nil {
-		c.errorf(e, "%v", err)
+	if werr := r.WriteText(tables(fs, &out, e.stdout)); werr != nil {
+		c.errorf(e, "%v", werr)
 		return exitFailure
 	}
-	fig, err := planFigure(r)
 	if err != nil {
-		fmt.Fprintf(&out, "plan.png not drawn: %v\n", err)
-	} else {
-		written, err := report.WriteFigure(filepath.Join(*outDir, runner.Stem(opt.Path)), "plan.png", fig)
-		if err != nil {
+		e.writeOut(out.Bytes())
+		if errors.Is(err, tsim.ErrInterrupted) {
+			c.errorf(e, "interrupted; the points that finished are above")
+		} else {
 			c.errorf(e, "%v", err)
-			return exitFailure
 		}
-		if !*quiet {
-			fmt.Fprintf(&out, "wrote %s\n", written)
-		}
+		return exitFailure
 	}
-	e.stdout.Write(out.Bytes())
+	if st := c.writeFiles(e, &out, *outDir, x.Stem(), r.WriteFiles, *quiet); st != exitOK {
+		return st
+	}
+	e.writeOut(out.Bytes())
 	if !r.Found {
 		return exitFailure
 	}
 	return exitOK
-}
-
-// planFigure draws the search: a panel per clause, the metric against the
-// first searched value (a line per value of the second key, if any).
-func planFigure(r *analysis.PlanResult) (*plots.Figure, error) {
-	if len(r.Axes) > 0 && !r.Axes[0].Numeric() {
-		return nil, fmt.Errorf("%s is not numeric", r.Axes[0].Key)
-	}
-	var panels []plots.PlanPanel
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, pt := range r.Points {
-		lo, hi = math.Min(lo, pt.X[0]), math.Max(hi, pt.X[0])
-	}
-	for g, gl := range r.Goals {
-		label, scale := gl.Axis()
-		pn := plots.PlanPanel{Metric: label, Goal: gl.Limit * scale, GoalLabel: "goal: " + gl.Text}
-		byLabel := map[string]int{}
-		for _, pt := range r.Points {
-			if math.IsInf(pt.Mean[g], 0) {
-				continue // no request completed: no latency to draw
-			}
-			var parts []string
-			for _, kv := range pt.Params[1:] {
-				parts = append(parts, report.ShortKey(kv.Key)+"="+kv.Value)
-			}
-			l := strings.Join(parts, ", ")
-			i, ok := byLabel[l]
-			if !ok {
-				i = len(pn.Series)
-				byLabel[l] = i
-				pn.Series = append(pn.Series, plots.PlanSeries{Label: l})
-			}
-			s := &pn.Series[i]
-			s.X = append(s.X, pt.X[0])
-			s.Y = append(s.Y, pt.Mean[g]*scale)
-			s.Bound = append(s.Bound, pt.Bound[g]*scale)
-			s.OK = append(s.OK, pt.OK)
-		}
-		if len(pn.Series) > 0 {
-			panels = append(panels, pn)
-		}
-	}
-	if r.Maximize != "" && r.Best != nil {
-		// The maximised metric, its peak drawn as the line.
-		g := analysis.Goal{Metric: r.Maximize}
-		label, _ := g.Axis()
-		pn := plots.PlanPanel{Metric: label, Goal: r.Best.ObjMean, GoalLabel: "peak: " + g.Format(r.Best.ObjMean)}
-		var s plots.PlanSeries
-		for _, pt := range r.Points {
-			s.X, s.Y = append(s.X, pt.X[0]), append(s.Y, pt.ObjMean)
-			s.Bound, s.OK = append(s.Bound, pt.ObjMean-pt.ObjHalf), append(s.OK, pt.OK)
-		}
-		pn.Series = []plots.PlanSeries{s}
-		panels = append([]plots.PlanPanel{pn}, panels...)
-	}
-	what := analysis.GoalText(r.Goals, ", ")
-	if r.Maximize != "" {
-		what = "the most " + r.Maximize
-		if len(r.Goals) > 0 {
-			what += " with " + analysis.GoalText(r.Goals, ", ")
-		}
-	}
-	title := fmt.Sprintf("%s: plan for %s, variant %s", r.Name, what, r.Variant)
-	return plots.Plan(title, r.XLabel, lo > 0 && hi/lo >= 20, panels, r.Answer, r.AnswerLabel)
 }

@@ -22,13 +22,13 @@ func TestPlanSearchFlags(t *testing.T) {
 		{[]string{"plan", f, "--goal", "p99<1s", "--vary", "k=1..2", "--max-load", "10"}, "tsim plan: --max-load bounds --find"},
 		{[]string{"plan", f, "--goal", "p99<1s", "--find", "users", "--max-load", "NaN"}, "tsim plan: --max-load bounds --find"},
 	} {
-		out, errs, st := tsim(t, nil, tc.args...)
+		out, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
 		}
 	}
 	// --maximize without a goal: the value with the most goodput.
-	out, errs, st := tsim(t, nil, "plan", f, "--maximize", "goodput", "--vary", "tier.fe.calls.maxconnection=1..4", "--duration", "30s", "-o", t.TempDir(), "--quiet")
+	out, errs, st := tsimMain(t, nil, "plan", f, "--maximize", "goodput", "--vary", "tier.fe.calls.maxconnection=1..4", "--duration", "30s", "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" || !strings.Contains(out, "goal: none") || !strings.Contains(unwrap(out), "gives the most goodput of the values tried") {
 		t.Errorf("--maximize goodput: status %d, stderr %q\n%s", st, errs, out)
 	}
@@ -43,7 +43,7 @@ func TestPlanInterruptedPrintsItsPoints(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	out, errs, st := tsim(t, ctx, "plan", f, "--goal", planGoal, "--vary", "tier.be.step.2.wait="+strings.Join(vals, ","), "-o", t.TempDir(), "--quiet")
+	out, errs, st := tsimMain(t, ctx, "plan", f, "--goal", planGoal, "--vary", "tier.be.step.2.wait="+strings.Join(vals, ","), "-o", t.TempDir(), "--quiet")
 	if st != exitFailure || !strings.Contains(errs, "warning: the grid has 400 points") || !strings.Contains(errs, "interrupted; the points that finished are above") {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}

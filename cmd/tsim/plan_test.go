@@ -69,7 +69,7 @@ func verdicts(t *testing.T, out string) map[int]bool {
 func TestPlanVaryAgainstBruteForce(t *testing.T) {
 	f := writeFile(t, "plan.toml", planExp)
 	dir := t.TempDir()
-	out, errs, st := tsim(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection=1..32", "--duration", "30s", "-o", dir)
+	out, errs, st := tsimMain(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection=1..32", "--duration", "30s", "-o", dir)
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q\n%s", st, errs, out)
 	}
@@ -93,7 +93,7 @@ func TestPlanVaryAgainstBruteForce(t *testing.T) {
 	for v := 1; v <= 32; v++ {
 		all = append(all, strconv.Itoa(v))
 	}
-	brute, errs, st := tsim(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection="+strings.Join(all, ","),
+	brute, errs, st := tsimMain(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection="+strings.Join(all, ","),
 		"--search", "grid", "--duration", "30s", "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" {
 		t.Fatalf("brute force: status %d, stderr %q", st, errs)
@@ -123,7 +123,7 @@ func TestPlanFindUsersAgainstBruteForce(t *testing.T) {
 		t.Skip("a search and a brute-force sweep of the same users, the longest test of cmd/tsim (-short)")
 	}
 	f := writeFile(t, "plan.toml", planExp)
-	out, errs, st := tsim(t, nil, "plan", f, "--variant", "roomy", "--goal", planGoal, "--find", "users", "--duration", "30s", "-o", t.TempDir())
+	out, errs, st := tsimMain(t, nil, "plan", f, "--variant", "roomy", "--goal", planGoal, "--find", "users", "--duration", "30s", "-o", t.TempDir())
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q\n%s", st, errs, out)
 	}
@@ -148,7 +148,7 @@ func TestPlanFindUsersAgainstBruteForce(t *testing.T) {
 			list = append(list, strconv.Itoa(u))
 		}
 	}
-	brute, errs, st := tsim(t, nil, "plan", f, "--variant", "roomy", "--goal", planGoal, "--vary", "load.users="+strings.Join(list, ","),
+	brute, errs, st := tsimMain(t, nil, "plan", f, "--variant", "roomy", "--goal", planGoal, "--vary", "load.users="+strings.Join(list, ","),
 		"--duration", "30s", "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" {
 		t.Fatalf("brute force: status %d, stderr %q", st, errs)
@@ -172,7 +172,7 @@ func TestPlanFindUsersAgainstBruteForce(t *testing.T) {
 
 func TestPlanNothingMeetsTheGoal(t *testing.T) {
 	f := writeFile(t, "plan.toml", planExp)
-	out, _, st := tsim(t, nil, "plan", f, "--goal", "p99<10ms", "--vary", "tier.fe.calls.maxconnection=1..64", "--duration", "30s", "--reps", "2", "-o", t.TempDir())
+	out, _, st := tsimMain(t, nil, "plan", f, "--goal", "p99<10ms", "--vary", "tier.fe.calls.maxconnection=1..64", "--duration", "30s", "--reps", "2", "-o", t.TempDir())
 	if st != exitFailure || !strings.Contains(out, "no answer: nothing in 1..64 meets the goal") {
 		t.Errorf("status %d:\n%s", st, out)
 	}
@@ -183,7 +183,7 @@ func TestPlanNothingMeetsTheGoal(t *testing.T) {
 
 func TestPlanGridOfTwoKeys(t *testing.T) {
 	f := writeFile(t, "plan.toml", planExp)
-	out, errs, st := tsim(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection=2..8",
+	out, errs, st := tsimMain(t, nil, "plan", f, "--goal", planGoal, "--vary", "tier.fe.calls.maxconnection=2..8",
 		"--vary", "tier.be.cores=1,2,4", "--duration", "30s", "-o", t.TempDir(), "--quiet")
 	if st != exitOK || errs != "" {
 		t.Fatalf("status %d, stderr %q\n%s", st, errs, out)
@@ -222,16 +222,16 @@ func TestPlanUsage(t *testing.T) {
 		{[]string{"plan", f, "--goal", "p99>1s", "--vary", "k=1..2"}, "tsim plan: goal clause \"p99>1s\""},
 		{[]string{"plan", f, "--goal", "p99<1s", "--vary", "k=a,b", "--search", "bisect"}, "tsim plan: --search bisect needs"},
 	} {
-		out, errs, st := tsim(t, nil, tc.args...)
+		out, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
 		}
 	}
-	_, errs, st := tsim(t, nil, "plan", f, "--goal", "p99<1s", "--vary", "tier.fe.nope=1..4")
+	_, errs, st := tsimMain(t, nil, "plan", f, "--goal", "p99<1s", "--vary", "tier.fe.nope=1..4")
 	if st != exitFailure || !strings.Contains(errs, `tsim plan: --vary: unknown key "tier.fe.nope"`) {
 		t.Errorf("unknown key: status %d, stderr %q", st, errs)
 	}
-	_, errs, st = tsim(t, nil, "plan", f, "--goal", "p99<1s", "--find", "rate")
+	_, errs, st = tsimMain(t, nil, "plan", f, "--goal", "p99<1s", "--find", "rate")
 	if st != exitFailure || !strings.Contains(errs, "the load is closed") {
 		t.Errorf("--find rate on a closed load: status %d, stderr %q", st, errs)
 	}

@@ -61,6 +61,13 @@ func (p *progress) start() {
 	p.bar.Set(p.done)
 }
 
+// setTotal sets the number of replications, before any finishes.
+func (p *progress) setTotal(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = n
+}
+
 // describe names what is running now (the experiment).
 func (p *progress) describe(s string) {
 	p.mu.Lock()

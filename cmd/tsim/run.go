@@ -1,26 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
-	"github.com/tsim-dev/tsim/format"
-	"github.com/tsim-dev/tsim/htmlreport"
-	"github.com/tsim-dev/tsim/input"
-	"github.com/tsim-dev/tsim/loadtest"
-	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
-	"github.com/tsim-dev/tsim/results"
-	"github.com/tsim-dev/tsim/runner"
+	"github.com/tsim-dev/tsim"
 )
 
 var cmdRun = &command{
 	Name:      "run",
-	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--keep] [--json] [--quiet]",
+	UsageLine: "FILE... [-o DIR] [--seed N] [--reps N] [--mode sim|real] [--time-scale S] [--cpu sharing|cores] [--shard i/n] [--outputs json,csv,png,html] [--format png,svg,pdf] [--no-plots] [--measured RESULTS] [--keep] [--json] [--wide] [--quiet]",
 	Short:     "run experiments and write their results",
 	Long:      helpText("run"),
 	Run:       runRun,
@@ -29,6 +24,7 @@ var cmdRun = &command{
 func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	fs := c.flagSet()
 	allowOutside(fs)
+	wide(fs)
 	outDir := fs.String("o", "out", "")
 	seed := fs.Uint64("seed", 0, "")
 	reps := fs.Int("reps", 0, "")
@@ -42,8 +38,8 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	noPlots := fs.Bool("no-plots", false, "")
 	formatFlag := fs.String("format", "png", "")
 	perReplica := fs.Bool("per-replica", false, "")
-	keep := fs.Bool("keep", false, "")
 	measuredFlag := fs.String("measured", "", "")
+	keep := fs.Bool("keep", false, "")
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -52,32 +48,36 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if len(files) == 0 {
 		return c.usageError(e, "no experiment files given")
 	}
+	opt := tsim.Options{Mode: tsim.Mode(*mode), TimeScale: *timeScale, CPU: *cpuFlag, Workers: numWorkers(),
+		PerReplica: *perReplica, OutputDir: *outDir, Keep: *keep, Version: versionString()}
 	if set["reps"] {
-		if err := format.CheckReplications(*reps); err != nil {
+		if err := tsim.CheckReplications(*reps); err != nil {
 			return c.usageError(e, "--reps %v", err)
 		}
+		opt.Replications = *reps
 	}
-	if !slices.Contains(runner.Modes, *mode) {
-		return c.usageError(e, "--mode must be one of %s, got %q", strings.Join(runner.Modes, ", "), *mode)
+	if set["seed"] {
+		opt.Seed = seed
 	}
-	kinds, err := report.ParseOutputs(*outputsFlag)
-	if err != nil {
+	if !slices.Contains(tsim.Modes, opt.Mode) {
+		return c.usageError(e, "--mode must be one of sim, real, got %q", *mode)
+	}
+	var err error
+	if opt.Outputs, err = tsim.ParseOutputs(*outputsFlag); err != nil {
 		return c.usageError(e, "--outputs: %v", err)
 	}
-	if _, err := plots.ParseFormats(*formatFlag); err != nil {
+	if err := tsim.CheckFormats(*formatFlag); err != nil {
 		return c.usageError(e, "--format: %v", err)
 	}
-	kinds.Formats = *formatFlag
+	opt.Outputs.Formats = *formatFlag
 	if *noPlots {
 		if set["outputs"] {
 			return c.usageError(e, "--no-plots and --outputs: give one of them")
 		}
-		kinds.PNG = false
+		opt.Outputs.PNG = false
 	}
-	var sh runner.Shard
 	if set["shard"] {
-		var err error
-		if sh, err = runner.ParseShard(*shardFlag); err != nil {
+		if opt.Shard, err = tsim.ParseShard(*shardFlag); err != nil {
 			return c.usageError(e, "%v", err)
 		}
 		if *asJSON {
@@ -90,161 +90,71 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if set["cpu"] && *mode != "real" {
 		return c.usageError(e, "--cpu needs --mode real")
 	}
-	if set["measured"] && sh.Sharded() {
+	if err := tsim.CheckCPU(*cpuFlag); err != nil {
+		return c.usageError(e, "--cpu must be sharing or cores, got %q", *cpuFlag)
+	}
+	if set["measured"] && opt.Shard.Sharded() {
 		return c.usageError(e, "--measured and --shard: a shard has no runs to compare; run unsharded to compare with a load test")
 	}
-	var measured *loadtest.Result
 	if set["measured"] {
-		if measured, err = readMeasured(*measuredFlag); err != nil {
+		if opt.Measured, err = tsim.ReadMeasured(*measuredFlag); err != nil {
 			c.errorf(e, "%v", err)
 			return exitFailure
 		}
-	}
-	cpu, err := runner.ParseCPU(*cpuFlag)
-	if err != nil {
-		return c.usageError(e, "%v", err)
-	}
-	ex, err := runner.ExecutorFor(*mode, *timeScale, cpu)
-	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
 	}
 
 	// Load every file before running any: a mistake in the last file
 	// should not wait for the first to finish.
-	o := runner.Overrides{Mode: *mode, Shard: sh, OutDir: *outDir, PerReplica: *perReplica}
-	if set["seed"] {
-		o.Seed = seed
-	}
-	if set["reps"] {
-		o.Reps = *reps
-	}
-	o.Input = inputOptions(fs)
-	plans, errs := runner.PlanFiles(files, o)
-	for _, err := range errs {
-		c.errorf(e, "%v", err)
-	}
-	if len(errs) > 0 {
-		return exitFailure
-	}
-	for _, p := range plans {
-		printWarnings(c, e, p.X)
-	}
-	// Own every output directory before simulating anything: an unusable
-	// -o, or one another run is writing to, is found now, not after the
-	// work.
-	for _, p := range plans {
-		d, err := p.Lock()
+	var exps []*tsim.Experiment
+	failed := false
+	for _, f := range files {
+		x, err := load(fs, f)
 		if err != nil {
 			c.errorf(e, "%v", err)
-			return exitFailure
+			failed = true
+			continue
 		}
-		defer d.Unlock()
+		exps = append(exps, x)
+	}
+	if failed {
+		return exitFailure
+	}
+	for _, x := range exps {
+		printWarnings(c, e, x)
 	}
 
-	total := 0
-	for _, p := range plans {
-		total += p.Shard.Count(p.Items())
-	}
-	prog := newProgress(e.stderr, total, !*quiet && isTerminal(e.stderr))
+	prog := newProgress(e.stderr, 0, !*quiet && isTerminal(e.stderr))
 	defer prog.finish()
-	workers := numWorkers()
-
-	// Results are written, and their tables printed, by one goroutine in
-	// experiment order while the next experiment simulates; at most one
-	// experiment waits for it, so memory stays bounded.
-	type finished struct {
-		p   *runner.Plan
-		res *results.Experiment
-	}
-	toWrite := make(chan finished, 1)
-	writeStatus := make(chan int, 1)
-	go func() {
-		st := exitOK
-		for f := range toWrite {
-			if *keep {
-				// The last run's files move to history/<n> before this
-				// run's are written (tsim diff DIR compares them).
-				kept, err := htmlreport.Keep(f.p.Out, report.OutputFiles)
-				if err != nil {
-					c.errorf(e, "%s: keeping the last run: %v", f.p.Path, err)
-					st = exitFailure
-					continue
-				}
-				if kept != "" && !*quiet && !*asJSON {
-					c.out(e, "kept the last run in %s%c\n", kept, filepath.Separator)
-				}
-			}
-			if s := c.writeResults(e, f.p, f.res, kinds, *asJSON, *quiet); s != exitOK {
-				st = s
-			}
-		}
-		writeStatus <- st
-	}()
-	stop := func() int {
-		close(toWrite)
-		return <-writeStatus
-	}
-
+	opt.Total = prog.setTotal
+	opt.Progress = prog.add
+	opt.Started = func(x *tsim.Experiment) { prog.describe(x.Name()) }
+	status = exitOK
 	var notRun []string
-	if sh.Sharded() {
-		for _, p := range plans {
-			if ctx.Err() != nil {
-				notRun = append(notRun, p.Path+": not run")
-				continue
-			}
-			prog.describe(p.Name())
-			dir, complete, err := runner.RunShard(func(s runner.Sink) error { return runner.RunItems(ctx, p, ex, workers, prog.add, s) }, p, p.Sources, versionString())
-			prog.finish()
-			if err != nil {
-				stop()
-				c.errorf(e, "%v", err)
-				return exitFailure
-			}
-			if !complete {
-				notRun = append(notRun, fmt.Sprintf("%s: shard %d/%d not finished", p.Path, p.Shard.Index(), p.Shard.Of()))
-				continue
-			}
-			if !*quiet {
+	err = tsim.RunAll(ctx, exps, opt, func(f *tsim.Finished) {
+		if f.Missing != "" {
+			notRun = append(notRun, f.Missing)
+		}
+		switch {
+		case opt.Shard.Sharded():
+			if f.ShardComplete && !*quiet {
+				prog.finish()
 				c.out(e, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
-					p.Name(), p.Path, p.Shard.Index(), p.Shard.Of(), p.Shard.Count(p.Items()), p.Items(), dir, filepath.Separator)
+					f.Experiment.Name(), f.Experiment.Path(), opt.Shard.Index(), opt.Shard.Of(), f.ShardItems, f.Items, f.Dir, filepath.Separator)
+			}
+		case f.Result != nil && f.Result.Finished > 0:
+			if f.Kept != "" && !*quiet && !*asJSON {
+				c.out(e, "kept the last run in %s%c\n", f.Kept, filepath.Separator)
+			}
+			if s := c.printResult(e, fs, f.Result, f.Dir, f.Written, f.Warnings, f.WriteErr, *asJSON, *quiet); s != exitOK {
+				status = s
 			}
 		}
-	} else {
-		// The next experiment starts while the last replications of the
-		// one before run; results still arrive, and are written, in order.
-		var failed error
-		runner.ExecuteAll(ctx, plans, ex, workers, prog.add,
-			func(p *runner.Plan) { prog.describe(p.Name()) },
-			func(p *runner.Plan, res *results.Experiment, err error) bool {
-				switch {
-				case err != nil:
-					failed = err
-					return false
-				case res == nil:
-					notRun = append(notRun, p.Path+": not run")
-					return true
-				}
-				if !res.Complete() {
-					notRun = append(notRun, runner.DescribeMissing(p, res))
-				}
-				if res.Finished > 0 {
-					if measured != nil && measured.Attach(res) == 0 {
-						c.errorf(e, "%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep", p.Path, measured.File)
-					}
-					toWrite <- finished{p, res}
-				}
-				return true
-			})
-		if failed != nil {
-			stop()
-			prog.finish()
-			c.errorf(e, "%v", failed)
-			return exitFailure
-		}
-	}
-	status = stop()
+	})
 	prog.finish()
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
 	if len(notRun) > 0 {
 		c.errorf(e, "interrupted; what finished was written")
 		for _, s := range notRun {
@@ -255,50 +165,39 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	return status
 }
 
-// writeResults writes one experiment's files and prints its tables (or its
-// summary.json with --json). The tables are printed even when the files
-// cannot be written.
-func (c *command) writeResults(e *env, p *runner.Plan, res *results.Experiment, kinds report.Outputs, asJSON, quiet bool) int {
+// printResult prints one experiment's tables (or its summary.json with
+// --json), and what was written into dir. The tables are printed even when
+// the files could not be written.
+func (c *command) printResult(e *env, fs *flag.FlagSet, res *tsim.Result, dir string, written, warnings []string, werr error, asJSON, quiet bool) int {
 	status := exitOK
-	written, warnings, werr := report.WriteOutputs(p.Out, res, kinds)
 	for _, w := range warnings {
 		c.errorf(e, "%s", w)
 	}
 	if werr != nil {
-		c.errorf(e, "%s: writing results: %v", p.Path, werr)
+		c.errorf(e, "%s: writing results: %v", res.Path(), werr)
 		status = exitFailure
 	}
 	if asJSON {
-		b, err := report.SummaryJSON(res)
+		b, err := res.SummaryJSON()
 		if err != nil {
-			c.errorf(e, "%s: %v", p.Path, err)
+			c.errorf(e, "%s: %v", res.Path(), err)
 			return exitFailure
 		}
 		e.writeOut(b)
 		return status
 	}
-	var buf strings.Builder
-	if err := report.PrintReport(&buf, res); err != nil {
-		c.errorf(e, "%s: %v", p.Path, err)
+	var buf bytes.Buffer
+	if err := res.WriteText(tables(fs, &buf, e.stdout)); err != nil {
+		c.errorf(e, "%s: %v", res.Path(), err)
 		status = exitFailure
 	}
 	if !quiet && werr == nil {
-		fmt.Fprintf(&buf, "wrote %s%c\n  %s\n\n", p.Out, filepath.Separator, strings.Join(written, " "))
+		fmt.Fprintf(&buf, "wrote %s%c\n  %s\n\n", dir, filepath.Separator, strings.Join(written, " "))
 	}
-	e.writeOut([]byte(buf.String()))
+	e.writeOut(buf.Bytes())
 	return status
 }
 
 // numWorkers is how many replications run at once; tests set it to 1 to
 // compare a sequential run with a parallel one.
 var numWorkers = func() int { return runtime.GOMAXPROCS(0) }
-
-// readMeasured reads a load test's results (--measured): a regular file
-// of at most format.MaxDataBytes, parsed by package loadtest.
-func readMeasured(path string) (*loadtest.Result, error) {
-	data, err := input.ReadRegular(path, format.MaxDataBytes, "load-test results")
-	if err != nil {
-		return nil, err
-	}
-	return loadtest.Parse(data, path)
-}

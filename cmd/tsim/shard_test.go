@@ -20,11 +20,11 @@ func TestShardMergeIsTheUnshardedRun(t *testing.T) {
 	s := writeFile(t, "sweep.toml", sweep)
 	for _, reps := range []string{"2", "3"} {
 		whole, shards, merged := t.TempDir(), t.TempDir(), t.TempDir()
-		if _, errs, st := tsim(t, nil, "run", f, s, "--reps", reps, "-o", whole, "--quiet"); st != exitOK {
+		if _, errs, st := tsimMain(t, nil, "run", f, s, "--reps", reps, "-o", whole, "--quiet"); st != exitOK {
 			t.Fatalf("unsharded: status %d, stderr %q", st, errs)
 		}
 		for _, i := range []string{"0", "1", "2"} {
-			out, errs, st := tsim(t, nil, "run", f, s, "--reps", reps, "--shard", i+"/3", "-o", shards)
+			out, errs, st := tsimMain(t, nil, "run", f, s, "--reps", reps, "--shard", i+"/3", "-o", shards)
 			if st != exitOK || errs != "" {
 				t.Fatalf("shard %s: status %d, stderr %q", i, st, errs)
 			}
@@ -32,7 +32,7 @@ func TestShardMergeIsTheUnshardedRun(t *testing.T) {
 				t.Errorf("shard %s says:\n%s", i, out)
 			}
 		}
-		out, errs, st := tsim(t, nil, "merge", "-o", merged, shards)
+		out, errs, st := tsimMain(t, nil, "merge", "-o", merged, shards)
 		if st != exitOK || errs != "" {
 			t.Fatalf("merge: status %d, stderr %q", st, errs)
 		}
@@ -60,12 +60,12 @@ func TestMergeShardDirectories(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	shards, merged := t.TempDir(), t.TempDir()
 	for _, i := range []string{"1", "0"} {
-		if _, errs, st := tsim(t, nil, "run", f, "--shard", i+"/2", "-o", shards, "--quiet"); st != exitOK {
+		if _, errs, st := tsimMain(t, nil, "run", f, "--shard", i+"/2", "-o", shards, "--quiet"); st != exitOK {
 			t.Fatalf("status %d, stderr %q", st, errs)
 		}
 	}
 	d := filepath.Join(shards, "small")
-	_, errs, st := tsim(t, nil, "merge", "-o", merged, "--quiet", filepath.Join(d, "shard-1-of-2"), filepath.Join(d, "shard-0-of-2"))
+	_, errs, st := tsimMain(t, nil, "merge", "-o", merged, "--quiet", filepath.Join(d, "shard-1-of-2"), filepath.Join(d, "shard-0-of-2"))
 	if st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
@@ -78,13 +78,13 @@ func TestMergeRefusesMismatchedShards(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	shard := func(dir string, args ...string) {
 		t.Helper()
-		if _, errs, st := tsim(t, nil, append([]string{"run", f, "-o", dir, "--quiet"}, args...)...); st != exitOK {
+		if _, errs, st := tsimMain(t, nil, append([]string{"run", f, "-o", dir, "--quiet"}, args...)...); st != exitOK {
 			t.Fatalf("%q: status %d, stderr %q", args, st, errs)
 		}
 	}
 	merge := func(dir, want string) {
 		t.Helper()
-		_, errs, st := tsim(t, nil, "merge", "-o", t.TempDir(), dir)
+		_, errs, st := tsimMain(t, nil, "merge", "-o", t.TempDir(), dir)
 		if st != exitFailure || !strings.Contains(errs, want) {
 			t.Errorf("status %d, stderr %q; want 1 and %q", st, errs, want)
 		}
@@ -121,13 +121,13 @@ func TestMergeRefusesMismatchedShards(t *testing.T) {
 	// A shard that did not finish.
 	dir = t.TempDir()
 	sw := writeFile(t, "sweep.toml", sweep)
-	if _, errs, st := tsim(t, nil, "run", sw, "-o", dir, "--shard", "0/2", "--quiet"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", sw, "-o", dir, "--shard", "0/2", "--quiet"); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	runner.TestHookJobDone = cancel
-	_, errs, st := tsim(t, ctx, "run", sw, "-o", dir, "--shard", "1/2", "--quiet")
+	_, errs, st := tsimMain(t, ctx, "run", sw, "-o", dir, "--shard", "1/2", "--quiet")
 	runner.TestHookJobDone = nil
 	if st != exitFailure || !strings.Contains(errs, "shard 1/2 not finished") {
 		t.Errorf("interrupted shard: status %d, stderr %q", st, errs)
@@ -149,7 +149,7 @@ func TestShardUsage(t *testing.T) {
 		{[]string{"run", f, "--shard", "0/2", "--json"}, "tsim run: --json and --shard"},
 		{[]string{"merge"}, "tsim merge: no shard directories given"},
 	} {
-		out, errs, st := tsim(t, nil, tc.args...)
+		out, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) || out != "" {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and %q", tc.args, st, out, errs, tc.msg)
 		}
@@ -167,7 +167,7 @@ func TestShardUsage(t *testing.T) {
 func TestShardManifest(t *testing.T) {
 	f := writeFile(t, "small.toml", small)
 	dir := t.TempDir()
-	if _, errs, st := tsim(t, nil, "run", f, "--shard", "1/3", "--reps", "4", "--seed", "11", "-o", dir, "--quiet"); st != exitOK {
+	if _, errs, st := tsimMain(t, nil, "run", f, "--shard", "1/3", "--reps", "4", "--seed", "11", "-o", dir, "--quiet"); st != exitOK {
 		t.Fatalf("status %d, stderr %q", st, errs)
 	}
 	var m runner.Manifest

@@ -40,7 +40,7 @@ func TestValidateAgrees(t *testing.T) {
 	file := filepath.Join("..", "..", "experiments", "validation", "mmc.toml")
 	for k := 1; ; k++ {
 		stop := stallprobe.Start()
-		out, errs, st := tsim(t, nil, "validate", file, "--duration", "30s", "-o", dir)
+		out, errs, st := tsimMain(t, nil, "validate", file, "--duration", "30s", "-o", dir)
 		n := stop()
 		t.Logf("run %d: status %d, noise: %v\n%s%s", k, st, n, out, errs)
 		base := checkValidateReport(t, out, st)
@@ -73,7 +73,7 @@ func TestValidateAgrees(t *testing.T) {
 		t.Logf("run %d disturbed (%s): running again", k, d)
 	}
 
-	out, _, st := tsim(t, nil, "validate", file, "--duration", "20s", "-o", dir,
+	out, _, st := tsimMain(t, nil, "validate", file, "--duration", "20s", "-o", dir,
 		"--tolerance", "throughput=0,mean=0,p50=0,p99=0")
 	if st != exitFailure || !strings.Contains(out, "DISAGREE") {
 		t.Errorf("zero tolerance: status %d, want 1 and DISAGREE:\n%s", st, out)
@@ -215,7 +215,7 @@ func TestValidateUsage(t *testing.T) {
 		{[]string{"validate", f, "--time-scale", "-1"}, "tsim validate: --time-scale must be > 0"},
 		{[]string{"validate", f, "--cpu", "gpu"}, `tsim validate: --cpu must be sharing or cores, got "gpu"`},
 	} {
-		_, errs, st := tsim(t, nil, tc.args...)
+		_, errs, st := tsimMain(t, nil, tc.args...)
 		if st != exitUsage || !strings.HasPrefix(errs, tc.msg) {
 			t.Errorf("%q: status %d, stderr %q; want 2 and %q", tc.args, st, errs, tc.msg)
 		}

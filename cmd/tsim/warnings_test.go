@@ -35,7 +35,7 @@ func TestSettingWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := file + ":8: tier.web.calls.maxconnection: has no effect: ASP.NET's autoConfig sets DefaultConnectionLimit"
-	out, errs, st := tsim(t, nil, "check", file)
+	out, errs, st := tsimMain(t, nil, "check", file)
 	if st != exitOK || !strings.Contains(out, "ok") {
 		t.Fatalf("check: status %d, stdout %q, stderr %q", st, out, errs)
 	}
@@ -43,7 +43,7 @@ func TestSettingWarnings(t *testing.T) {
 		t.Errorf("check's stderr lacks the warning %q:\n%s", want, errs)
 	}
 	outDir := filepath.Join(dir, "out")
-	_, errs, st = tsim(t, nil, "run", "--no-plots", "--quiet", "-o", outDir, file)
+	_, errs, st = tsimMain(t, nil, "run", "--no-plots", "--quiet", "-o", outDir, file)
 	if st != exitOK {
 		t.Fatalf("run: status %d, stderr %q", st, errs)
 	}
