@@ -298,6 +298,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	tier.WCF = resolveWCF(c, n)
 	tier.Admission = resolveAdmission(c, tier)
 	warnTier(c, &tier)
+	resolveContention(c, &tier)
 
 	steps, callAt := p.resolveSteps(t, c, tier, index, names, farms)
 	tier.Steps = steps
@@ -405,7 +406,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	kind := c.str(scopeTier, "admission.kind")
 	a := model.Admission{Kind: model.AdmissionKind(indexOf(model.AdmissionNames(), kind))}
-	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
+	aspnet := tier.Host.IsASPNet()
 	a.QueueLimit = c.int(scopeTier, "admission.queue_limit")
 	a.SyncModule = aspnet && c.str(scopeTier, "admission.module") == "sync"
 	if s, ok := c.explicit("admission.module"); ok && s.v == "async" {
@@ -502,9 +503,14 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 			continue
 		}
 		act := actions[0]
+		for _, k := range sortedKeys(s.keys) {
+			if only := stepExtraOnly(k); only != "" && only != act {
+				p.errorf(s.keys[k].at, label+"."+k, "applies only to %s steps (this step is %s)", only, act)
+			}
+		}
 		if act != "call" {
 			for _, k := range sortedKeys(s.keys) {
-				if k != act {
+				if k != act && stepExtraOnly(k) == "" {
 					p.errorf(s.keys[k].at, label+"."+k, "applies only to call steps (this step is %s)", act)
 				}
 			}
@@ -513,6 +519,9 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 		switch act {
 		case "cpu":
 			st.Kind, st.Demand = model.StepCPU, s.keys[act].v.(sim.Dist)
+			if a, ok := s.keys["alloc_kb"]; ok {
+				st.Alloc = int64(a.v.(float64) * 1024)
+			}
 		case "wait":
 			st.Kind, st.Demand = model.StepWait, s.keys[act].v.(sim.Dist)
 		case "lock", "unlock":
@@ -524,6 +533,9 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 			st.Lock, st.LockName = locks[name], name
 			if act == "lock" {
 				st.Kind = model.StepLock
+				if a, ok := s.keys["acquires"]; ok {
+					st.Acquires = a.v.(int)
+				}
 				if k, ok := held[name]; ok {
 					p.errorf(s.keys[act].at, label+".lock", "lock %q is already held since step %d (it would deadlock)", name, k)
 				}
@@ -712,7 +724,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 		Client:            client,
 		Target:            who.target,
 		Binding:           bindingName,
-		ASPNet:            who.tier.Host == model.HostASPNetClassic || who.tier.Host == model.HostIISIntegrated,
+		ASPNet:            who.tier.Host.IsASPNet(),
 		Cores:             max(who.tier.Cores, 1),
 		MaxConnection:     c.int(scopeStep, "maxconnection"),
 		MaxConnectionHost: c.int(scopeStep, "maxconnection_host"),
