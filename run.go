@@ -411,6 +411,13 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 				f.Warnings = append(f.Warnings, fmt.Sprintf("%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep",
 					p.Path, opt.Measured.r.File))
 			}
+			if res != nil && res.Finished > 0 {
+				// A sweep over a concurrency-like key: the USL fitted to
+				// its throughput, for the tables, usl.png and summary.json.
+				for _, s := range analysis.AttachUSL(res) {
+					f.Warnings = append(f.Warnings, p.Path+": "+s)
+				}
+			}
 			if res != nil {
 				f.Result = &Result{Experiment: res, path: p.Path}
 				if !res.Complete() {

@@ -88,6 +88,12 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 
 	if r.IsSweep() {
 		fmt.Fprintln(w)
+		if len(r.USL) > 0 {
+			if err := PrintUSL(w, r); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
 		return nil
 	}
 	if hasLoadTest(r) {
