@@ -192,47 +192,11 @@ func (c *Column) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// HistoryDir is the folder, inside a result folder, of the runs --keep
-// kept: HistoryDir/1 the oldest, each next run's number one more.
+// HistoryDir is the folder, inside a result folder, of the runs tsim run
+// --keep kept (atomicio.Dir.Keep moves them): HistoryDir/1 the oldest,
+// each next run's number one more. Numbers, not times: the paths are the
+// same on every machine and a kept run keeps its path.
 const HistoryDir = "history"
-
-// Keep moves the files of the last run in dir (those that match one of
-// the filepath.Match patterns) into dir/history/<n>, n one more than the
-// highest kept so far, and returns that folder; "" when dir holds none of
-// them (a first run). Numbers, not times: the paths are the same on every
-// machine and a kept run keeps its path.
-func Keep(dir string, patterns []string) (string, error) {
-	var present []string
-	for _, pat := range patterns {
-		names, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return "", err
-		}
-		for _, p := range names {
-			n := filepath.Base(p)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(present, n) {
-				present = append(present, n)
-			}
-		}
-	}
-	if len(present) == 0 {
-		return "", nil
-	}
-	last, err := lastKept(dir)
-	if err != nil {
-		return "", err
-	}
-	to := filepath.Join(dir, HistoryDir, strconv.Itoa(last+1))
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return "", err
-	}
-	for _, n := range present {
-		if err := os.Rename(filepath.Join(dir, n), filepath.Join(to, n)); err != nil {
-			return "", err
-		}
-	}
-	return to, nil
-}
 
 // lastKept is the highest number in dir/history (0 when there is none).
 func lastKept(dir string) (int, error) {
