@@ -406,7 +406,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	kind := c.str(scopeTier, "admission.kind")
 	a := model.Admission{Kind: model.AdmissionKind(indexOf(model.AdmissionNames(), kind))}
-	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
+	aspnet := tier.Host.IsASPNet()
 	a.QueueLimit = c.int(scopeTier, "admission.queue_limit")
 	a.SyncModule = aspnet && c.str(scopeTier, "admission.module") == "sync"
 	if s, ok := c.explicit("admission.module"); ok && s.v == "async" {
@@ -724,7 +724,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 		Client:            client,
 		Target:            who.target,
 		Binding:           bindingName,
-		ASPNet:            who.tier.Host == model.HostASPNetClassic || who.tier.Host == model.HostIISIntegrated,
+		ASPNet:            who.tier.Host.IsASPNet(),
 		Cores:             max(who.tier.Cores, 1),
 		MaxConnection:     c.int(scopeStep, "maxconnection"),
 		MaxConnectionHost: c.int(scopeStep, "maxconnection_host"),

@@ -336,7 +336,7 @@ func analyse(top *Topology) (Analysis, int) {
 				Limit: float64(maxInt(pool.Min, 1)), Hold: threadHold,
 				Note: fmt.Sprintf("above %d threads the CLR adds one per %v while starved", pool.Min, pool.GateDelay)})
 		}
-		if (t.Host == HostASPNetClassic || t.Host == HostIISIntegrated) && t.Admission.SyncModule && t.WCF != nil {
+		if t.IsASPNet() && t.Admission.SyncModule && t.WCF != nil {
 			add(Bound{Throttle: "worker threads " + t.Name + " (sync module)", Kind: "threads", Tier: t.Name,
 				Limit: float64(t.Worker.Max), Hold: aspHold, Note: "the synchronous HTTP module holds an ASP.NET worker per request"})
 		}

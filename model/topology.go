@@ -40,6 +40,12 @@ var hostNames = [...]string{"self", "aspnet-classic", "iis-integrated", "threads
 
 func (h HostKind) String() string { return hostNames[h] }
 
+// IsASPNet reports whether the host is ASP.NET (IIS classic or
+// integrated pipeline): its requests pass ASP.NET's admission and take a
+// worker thread and an HttpApplication instance, and a request is
+// executing from its worker thread on (Tier.ExecStartsAt).
+func (h HostKind) IsASPNet() bool { return h == HostASPNetClassic || h == HostIISIntegrated }
+
 // Tier is one process: its CPU, thread pools, admission, WCF service
 // behaviour and the operation it runs for each request.
 type Tier struct {
@@ -100,15 +106,25 @@ type Tier struct {
 	Machine int
 }
 
+// IsASPNet reports whether the tier is hosted by ASP.NET (HostKind.IsASPNet).
+func (t *Tier) IsASPNet() bool { return t.Host.IsASPNet() }
+
 // HoldsWorker reports whether a request holds an ASP.NET worker thread for
 // its whole life: an ASP.NET page, or a WCF service behind the synchronous
 // HTTP module (the second of "two threads per request").
 func (t *Tier) HoldsWorker() bool {
-	switch t.Host {
-	case HostASPNetClassic, HostIISIntegrated:
-		return t.Admission.SyncModule || t.WCF == nil
+	return t.IsASPNet() && (t.Admission.SyncModule || t.WCF == nil)
+}
+
+// ExecStartsAt is the phase whose end makes a request executing (ASP.NET's
+// Requests Executing, the end of Request Wait Time): its worker thread on
+// an ASP.NET host, else the thread its operation runs on (or, when it
+// takes an instance lock after decoding, that lock).
+func (t *Tier) ExecStartsAt() PhaseKind {
+	if t.IsASPNet() {
+		return PhaseWorker
 	}
-	return false
+	return PhaseThread
 }
 
 // RunsOnIO reports whether the operation runs on the I/O (completion port)
