@@ -35,7 +35,7 @@ var layers = map[string][]string{
 	"format":              {"model", "results", "sim", "topologies", "loadtest"},
 	"realmode":            {"model", "results", "sim"},
 	"plots":               {"results"},
-	"htmlreport":          {"results"},
+	"htmlreport":          {"results", "input", "format"},
 	"report":              {"results", "plots", "htmlreport", "internal/atomicio"},
 	"runner":              {"format", "model", "simmode", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots", "dotnetconfig"},

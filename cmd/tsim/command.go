@@ -167,13 +167,27 @@ func (c *command) errorf(e *env, format string, args ...any) {
 	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
 	var b strings.Builder
 	for _, line := range strings.Split(msg, "\n") {
-		fmt.Fprintf(&b, "tsim %s: %s\n", c.Name, line)
+		fmt.Fprintf(&b, "tsim %s: %s\n", c.Name, clip(line))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
 		io.WriteString(e.stderr, b.String())
 	}
+}
+
+// maxLine is the longest message line tsim prints: a longer one quotes
+// too much of what it was given (a flag's value, a line of a file), and
+// loses its middle.
+const maxLine = 512
+
+// clip cuts a line longer than maxLine in its middle.
+func clip(line string) string {
+	if len(line) <= maxLine {
+		return line
+	}
+	head, tail := line[:maxLine/2], line[len(line)-maxLine/3:]
+	return strings.ToValidUTF8(head, "") + " … " + strings.ToValidUTF8(tail, "")
 }
 
 // usageError prints a message and the command's usage line, and returns
