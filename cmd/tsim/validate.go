@@ -11,7 +11,7 @@ import (
 
 var cmdValidate = &command{
 	Name:      "validate",
-	UsageLine: "FILE... [--tolerance LIST] [--time-scale S] [--duration D] [--cpu sharing|cores] [--seed N] [-o DIR] [--quiet]",
+	UsageLine: "FILE... [--tolerance LIST] [--time-scale S] [--duration D] [--cpu sharing|cores] [--seed N] [-o DIR] [--format png,svg,pdf] [--quiet]",
 	Short:     "run experiments both simulated and for real, and compare",
 	Long:      helpText("validate"),
 	Run:       runValidate,
@@ -27,6 +27,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	quiet := fs.Bool("quiet", false, "")
 	duration := fs.Duration("duration", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -48,6 +49,9 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	if err := tsim.CheckTolerance(*tolFlag); err != nil {
 		return c.usageError(e, "--tolerance: %v", err)
+	}
+	if err := tsim.CheckFormats(*formats); err != nil {
+		return c.usageError(e, "--format: %v", err)
 	}
 	var xs []*tsim.Experiment
 	for _, path := range files {
@@ -93,7 +97,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 			return exitFailure
 		}
 		var out bytes.Buffer
-		if st := c.writeFiles(e, &out, *outDir, x.Stem(), val.WriteFiles, *quiet); st != exitOK {
+		if st := c.writeFiles(e, &out, *outDir, x.Stem(), *formats, val.WriteFiles, *quiet); st != exitOK {
 			return st
 		}
 		out.WriteString("\n")
