@@ -176,6 +176,12 @@ func (c *command) errorf(e *env, format string, args ...any) {
 	}
 }
 
+// fail prints err and returns the failure status.
+func (c *command) fail(e *env, err error) int {
+	c.errorf(e, "%v", err)
+	return exitFailure
+}
+
 // maxLine is the longest message line tsim prints: a longer one quotes
 // too much of what it was given (a flag's value, a line of a file), and
 // loses its middle.
@@ -247,6 +253,22 @@ func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
 // inside its folder unless --allow-outside.
 func load(fs *flag.FlagSet, path string) (*tsim.Experiment, error) {
 	return tsim.LoadFile(path, loadOptions(fs))
+}
+
+// loadAll loads every file before anything runs (a mistake in the last
+// file should not wait for the first to finish), printing every problem;
+// ok is false when a file did not load.
+func (c *command) loadAll(e *env, fs *flag.FlagSet, files []string) (xs []*tsim.Experiment, ok bool) {
+	ok = true
+	for _, f := range files {
+		x, err := load(fs, f)
+		if err != nil {
+			c.errorf(e, "%v", err)
+			ok = false
+		}
+		xs = append(xs, x)
+	}
+	return xs, ok
 }
 
 // loadOptions are the reading rules the flags ask for.

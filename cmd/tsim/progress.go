@@ -21,81 +21,51 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progress counts finished replications and, once a run has lasted
-// progressDelay, shows them as a bar on a terminal.
+// progressDelay, shows them as a bar on w, if show.
 type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	total int
-	done  int
-	desc  string
-	bar   *progressbar.ProgressBar
-	timer *time.Timer
+	mu          sync.Mutex
+	w           io.Writer
+	show        bool
+	start       time.Time
+	total, done int
+	desc        string
+	bar         *progressbar.ProgressBar
 }
 
-// newProgress returns a progress for total replications, drawn on w if
-// show; otherwise it only counts.
-func newProgress(w io.Writer, total int, show bool) *progress {
-	p := &progress{w: w, total: total}
-	if show {
-		p.timer = time.AfterFunc(progressDelay, p.start)
-	}
-	return p
-}
-
-func (p *progress) start() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.timer == nil { // finished meanwhile
-		return
-	}
-	p.bar = progressbar.NewOptions(p.total,
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(p.desc),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("runs"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	p.bar.Set(p.done)
+func newProgress(w io.Writer, show bool) *progress {
+	return &progress{w: w, show: show, start: time.Now()}
 }
 
 // setTotal sets the number of replications, before any finishes.
-func (p *progress) setTotal(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.total = n
-}
+func (p *progress) setTotal(n int) { p.update(func() { p.total = n }) }
 
 // describe names what is running now (the experiment).
-func (p *progress) describe(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.desc = s
-	if p.bar != nil {
-		p.bar.Describe(s)
-	}
-}
+func (p *progress) describe(s string) { p.update(func() { p.desc = s }) }
 
 // add counts one finished replication.
-func (p *progress) add() {
+func (p *progress) add() { p.update(func() { p.done++ }) }
+
+// update changes the counts and, past progressDelay, draws them.
+func (p *progress) update(f func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done++
+	f()
+	if p.bar == nil && p.show && time.Since(p.start) >= progressDelay {
+		p.bar = progressbar.NewOptions(p.total, progressbar.OptionSetWriter(p.w), progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("runs"), progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
 	if p.bar != nil {
+		p.bar.Describe(p.desc)
 		p.bar.Set(p.done)
 	}
 }
 
-// finish removes the bar, so that what follows starts on a clean line.
+// finish removes the bar, so that what follows starts on a clean line;
+// the next replication may draw it again.
 func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
-	}
 	if p.bar != nil {
 		p.bar.Finish()
 		p.bar.Clear()
