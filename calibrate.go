@@ -1,12 +1,12 @@
 package tsim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/tsim-dev/tsim/calibrate"
+	"github.com/tsim-dev/tsim/plots"
 )
 
 // CalibrateOptions say how Calibrate reads the capture and simulates; see
@@ -33,23 +33,22 @@ func Calibrate(ctx context.Context, capture, experiment string, opt CalibrateOpt
 	return &Calibration{r}, nil
 }
 
-// WriteFiles writes calibrated.toml and calibration.png into out, each
-// whole or not at all; the picture is drawn before anything is written.
+// WriteFiles writes calibrated.toml and calibration.png (in out's
+// formats) into out, each whole or not at all; the pictures are drawn
+// before anything is written.
 func (c *Calibration) WriteFiles(out *Output) (written, warnings []string, err error) {
-	var png bytes.Buffer
-	if err := c.Figure.WritePNG(&png); err != nil {
-		return nil, nil, fmt.Errorf("calibration.png: %v", err)
+	pic := picture{stem: "calibration"}
+	if c.Figure != nil {
+		pic.pages = []*plots.Figure{c.Figure}
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"calibrated.toml", c.Calibrated}, {"calibration.png", png.Bytes()}} {
-		if err := out.WriteFile(f.name, f.data); err != nil {
-			return written, nil, err
-		}
-		written = append(written, f.name)
+	figs, err := out.render(pic)
+	if err != nil {
+		return nil, nil, err
 	}
-	return written, nil, nil
+	if written, err = out.write(append([]file{{"calibrated.toml", c.Calibrated}}, figs...)); err != nil {
+		return written, nil, err
+	}
+	return written, nil, out.removeStale([]string{pic.stem}, written)
 }
 
 // ParseMachineMap reads tsim calibrate's --map, "MACHINE=TIER,...", into

@@ -100,15 +100,19 @@ func Plan(ctx context.Context, e *Experiment, opt PlanOptions) (*PlanResult, err
 	return &PlanResult{r}, err
 }
 
-// WriteFiles writes plan.png, the search (a panel per clause of the goal,
-// the metric against the first searched value), into out; warnings say
-// why it was not drawn.
+// WriteFiles writes plan.png (in out's formats), the search (a panel per
+// clause of the goal, the metric against the first searched value), into
+// out; warnings say why it was not drawn.
 func (r *PlanResult) WriteFiles(out *Output) (written, warnings []string, err error) {
+	pic := picture{stem: "plan"}
 	fig, err := planFigure(r.PlanResult)
 	if err != nil {
-		return nil, []string{fmt.Sprintf("plan.png not drawn: %v", err)}, nil
+		warnings = append(warnings, fmt.Sprintf("plan.png not drawn: %v", err))
+	} else {
+		pic.pages = []*plots.Figure{fig}
 	}
-	return writeFigure(out, "plan.png", fig)
+	written, err = writePictures(out, pic)
+	return written, warnings, err
 }
 
 // planFigure draws the search: a panel per clause, the metric against the

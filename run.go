@@ -357,7 +357,7 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 			if err != nil {
 				return err
 			}
-			outs[p] = &Output{d}
+			outs[p] = &Output{d: d}
 			defer d.Unlock()
 		}
 	}

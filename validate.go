@@ -166,8 +166,9 @@ func firstPoint(x *format.Experiment) []format.Param {
 	return ps
 }
 
-// WriteFiles writes validate-counters.png, the simulated and the real
-// counters of each variant run both ways, into out.
+// WriteFiles writes validate-counters.png (in out's formats; further
+// pages validate-counters-2.png, ...), the simulated and the real counters
+// of each variant run both ways, into out.
 func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err error) {
 	var runs []plots.Run
 	for _, vv := range v.Variants {
@@ -175,22 +176,14 @@ func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err er
 			runs = append(runs, plots.Run{Label: vv.Name + " (sim)", Run: vv.Sim}, plots.Run{Label: vv.Name + " (real)", Run: vv.Real})
 		}
 	}
-	if len(runs) == 0 {
-		return nil, nil, nil
-	}
-	pages, err := plots.Counters(v.Name+": simulated and real counters", runs)
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
-	}
-	for i, fig := range pages { // validate-counters.png, validate-counters-2.png, ...
-		name := plots.FileName(plots.PageStem("validate-counters", i), plots.PNG)
-		w, _, err := writeFigure(out, name, fig)
-		written = append(written, w...)
-		if err != nil {
-			return written, warnings, err
+	pic := picture{stem: "validate-counters"}
+	if len(runs) > 0 {
+		if pic.pages, err = plots.Counters(v.Name+": simulated and real counters", runs); err != nil {
+			warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
 		}
 	}
-	return written, warnings, nil
+	written, err = writePictures(out, pic)
+	return written, warnings, err
 }
 
 // Verdict is tsim validate's last line over the validations of several

@@ -11,7 +11,7 @@ import (
 
 var cmdCalibrate = &command{
 	Name:      "calibrate",
-	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--loadtest RESULTS] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
+	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--loadtest RESULTS] [--warmup D] [--seed N] [--reps N] [-o DIR] [--format png,svg,pdf] [--quiet]",
 	Short:     "estimate demands from a PerfMon capture and compare the calibrated model with it",
 	Long:      helpText("calibrate"),
 	Run:       runCalibrate,
@@ -30,6 +30,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	reps := fs.Int("reps", 0, "")
 	outDir := fs.String("o", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -44,6 +45,8 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--experiment FILE.toml is required: the model to calibrate")
 	case set["warmup"] && *warmup < 0:
 		return c.usageError(e, "--warmup must be ≥ 0, got %v", *warmup)
+	case tsim.CheckFormats(*formats) != nil:
+		return c.usageError(e, "--format: %v", tsim.CheckFormats(*formats))
 	}
 	if set["reps"] {
 		if err := tsim.CheckReplications(*reps); err != nil {
@@ -81,13 +84,15 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	// Everything succeeded: write, each file whole or not at all, into a
 	// directory no other tsim process is writing.
 	clean := filepath.Clean(dir)
-	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), res.WriteFiles, true); st != exitOK {
+	if !*quiet {
+		out.WriteString("\n")
+	}
+	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), *formats, res.WriteFiles, *quiet); st != exitOK {
 		return st
 	}
 	toml := filepath.Join(dir, "calibrated.toml")
-	pic := filepath.Join(dir, "calibration.png")
 	if !*quiet {
-		fmt.Fprintf(&out, "\nwrote %s and %s\nnext: tsim explain %s, then tsim run %s\n", toml, pic, toml, toml)
+		fmt.Fprintf(&out, "next: tsim explain %s, then tsim run %s\n", toml, toml)
 	}
 	e.writeOut(out.Bytes())
 	return exitOK

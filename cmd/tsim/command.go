@@ -249,6 +249,10 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 // experiment files.
 func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
 
+// pictureFormats declares --format on a command that draws pictures: the
+// formats they are written in, a list of png, svg and pdf.
+func pictureFormats(fs *flag.FlagSet) *string { return fs.String("format", "png", "") }
+
 // load loads an experiment file as the flags ask: files named in it stay
 // inside its folder unless --allow-outside.
 func load(fs *flag.FlagSet, path string) (*tsim.Experiment, error) {

@@ -12,7 +12,7 @@ import (
 
 var cmdPlan = &command{
 	Name:      "plan",
-	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--wide] [--quiet]",
+	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--format png,svg,pdf] [--wide] [--quiet]",
 	Short:     "find the smallest settings that meet a goal, or the most load a setting holds",
 	Long:      helpText("plan"),
 	Run:       runPlan,
@@ -44,6 +44,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	quiet := fs.Bool("quiet", false, "")
 	maxLoad := fs.Float64("max-load", 0, "")
 	maximize := fs.String("maximize", "", "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -80,6 +81,8 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--reps %v", tsim.CheckReplications(*reps))
 	case *search != "auto" && *search != "bisect" && *search != "grid":
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
+	case tsim.CheckFormats(*formats) != nil:
+		return c.usageError(e, "--format: %v", tsim.CheckFormats(*formats))
 	}
 	opt := tsim.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
 		Search: *search, Workers: numWorkers(), MaxLoad: *maxLoad, Maximize: *maximize,
@@ -124,7 +127,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		return exitFailure
 	}
-	if st := c.writeFiles(e, &out, *outDir, x.Stem(), r.WriteFiles, *quiet); st != exitOK {
+	if st := c.writeFiles(e, &out, *outDir, x.Stem(), *formats, r.WriteFiles, *quiet); st != exitOK {
 		return st
 	}
 	e.writeOut(out.Bytes())

@@ -10,7 +10,7 @@ import (
 
 var cmdValidate = &command{
 	Name:      "validate",
-	UsageLine: "FILE... [--tolerance LIST] [--time-scale S] [--duration D] [--cpu sharing|cores] [--seed N] [-o DIR] [--quiet]",
+	UsageLine: "FILE... [--tolerance LIST] [--time-scale S] [--duration D] [--cpu sharing|cores] [--seed N] [-o DIR] [--format png,svg,pdf] [--quiet]",
 	Short:     "run experiments both simulated and for real, and compare",
 	Long:      helpText("validate"),
 	Run:       runValidate,
@@ -26,6 +26,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	quiet := fs.Bool("quiet", false, "")
 	duration := fs.Duration("duration", 0, "")
 	cpuFlag := fs.String("cpu", "sharing", "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -40,6 +41,9 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	if err := opt.Check(); err != nil {
 		return c.usageError(e, "%v", err)
+	}
+	if err := tsim.CheckFormats(*formats); err != nil {
+		return c.usageError(e, "--format: %v", err)
 	}
 	xs, ok := c.loadAll(e, fs, files)
 	if !ok {
@@ -71,7 +75,7 @@ func runValidate(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		vals = append(vals, val)
 		var out bytes.Buffer
-		if st := c.writeFiles(e, &out, *outDir, x.Stem(), val.WriteFiles, *quiet); st != exitOK {
+		if st := c.writeFiles(e, &out, *outDir, x.Stem(), *formats, val.WriteFiles, *quiet); st != exitOK {
 			return st
 		}
 		out.WriteString("\n")
