@@ -14,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/internal/termui"
 	"github.com/tsim-dev/tsim/report"
 )
 
@@ -301,18 +300,5 @@ func tables(fs *flag.FlagSet, w, stdout io.Writer) io.Writer {
 	if f := fs.Lookup("wide"); f != nil && f.Value.String() == "true" {
 		return w
 	}
-	return report.WithWidth(w, terminalWidth(stdout))
-}
-
-// terminalWidth is the width of the terminal w is, or 0.
-func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return width
+	return report.WithWidth(w, termui.Width(stdout))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/internal/termui"
 )
 
 var cmdRun = &command{
@@ -105,11 +106,11 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		printWarnings(c, e, x)
 	}
 
-	prog := newProgress(e.stderr, !*quiet && isTerminal(e.stderr))
-	defer prog.finish()
-	opt.Total = prog.setTotal
-	opt.Progress = prog.add
-	opt.Started = func(x *tsim.Experiment) { prog.describe(x.Name()) }
+	prog := termui.NewProgress(e.stderr, !*quiet && termui.IsTerminal(e.stderr))
+	defer prog.Finish()
+	opt.Total = prog.SetTotal
+	opt.Progress = prog.Add
+	opt.Started = func(x *tsim.Experiment) { prog.Describe(x.Name()) }
 	status = exitOK
 	var notRun []string
 	err = tsim.RunAll(ctx, exps, opt, func(f *tsim.Finished) {
@@ -119,7 +120,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		switch {
 		case opt.Shard.Sharded():
 			if f.ShardComplete && !*quiet {
-				prog.finish()
+				prog.Finish()
 				c.out(e, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
 					f.Experiment.Name(), f.Experiment.Path(), opt.Shard.Index(), opt.Shard.Of(), f.ShardItems, f.Items, f.Dir, filepath.Separator)
 			}
@@ -132,7 +133,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 			}
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return c.fail(e, err)
 	}
