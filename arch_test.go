@@ -27,6 +27,7 @@ var layers = map[string][]string{
 	"loadtest":            {"results"}, // load tests' results: format reads a trace through it
 	"topologies":          {},
 	"internal/atomicio":   {},
+	"internal/termui":     {}, // cmd/tsim's progress bar and terminal width
 	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
 	"input":               {"format"},
 	"model":               {"sim", "results"},

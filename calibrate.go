@@ -2,6 +2,8 @@ package tsim
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/tsim-dev/tsim/calibrate"
 	"github.com/tsim-dev/tsim/plots"
@@ -47,4 +49,29 @@ func (c *Calibration) WriteFiles(out *Output) (written, warnings []string, err e
 		return written, nil, err
 	}
 	return written, nil, out.removeStale([]string{pic.stem}, written)
+}
+
+// ParseMachineMap reads tsim calibrate's --map, "MACHINE=TIER,...", into
+// tier → machine (CalibrateOptions.Machines).
+func ParseMachineMap(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	machines := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		m, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		m, t = strings.TrimSpace(m), strings.TrimSpace(t)
+		if !ok || m == "" || t == "" {
+			return nil, fmt.Errorf("%q is not MACHINE=TIER", kv)
+		}
+		if prev, dup := out[t]; dup {
+			return nil, fmt.Errorf("tier %s mapped twice (%s and %s)", t, prev, m)
+		}
+		if prev, dup := machines[strings.ToLower(m)]; dup {
+			return nil, fmt.Errorf("machine %s mapped twice (to %s and %s)", m, prev, t)
+		}
+		out[t], machines[strings.ToLower(m)] = m, t
+	}
+	return out, nil
 }

@@ -40,6 +40,37 @@ type Axis = analysis.Axis
 // ParseVary reads a --vary KEY=LO..HI or KEY=A,B,C.
 func ParseVary(s string) (*Axis, error) { return analysis.ParseVary(s) }
 
+// ParseVaries reads tsim plan's --vary flags, each given once.
+func ParseVaries(vs []string) ([]*Axis, error) {
+	var axes []*Axis
+	for _, v := range vs {
+		a, err := ParseVary(v)
+		if err != nil {
+			return nil, fmt.Errorf("--vary %v", err)
+		}
+		for _, b := range axes {
+			if b.Key == a.Key {
+				return nil, fmt.Errorf("--vary %s given twice", a.Key)
+			}
+		}
+		axes = append(axes, a)
+	}
+	return axes, nil
+}
+
+// ParseSets reads --set KEY=VALUE flags.
+func ParseSets(sets []string) ([]Param, error) {
+	var ps []Param
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		}
+		ps = append(ps, Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return ps, nil
+}
+
 // CanBisect reports whether axes can be searched by bisection.
 func CanBisect(axes []*Axis) bool { return analysis.CanBisect(axes) }
 

@@ -31,6 +31,22 @@ type ValidateOptions struct {
 	Each func(*ValidatedVariant)
 }
 
+// Check checks the options as tsim validate takes them from its flags: the
+// messages name the flags.
+func (o *ValidateOptions) Check() error {
+	switch {
+	case o.Duration != 0 && format.CheckDuration(o.Duration) != nil:
+		return fmt.Errorf("--duration %v", format.CheckDuration(o.Duration))
+	case o.TimeScale != 0 && !(o.TimeScale > 0):
+		return fmt.Errorf("--time-scale must be > 0, got %v", max(o.TimeScale, 0))
+	case o.CPU != "" && CheckCPU(o.CPU) != nil:
+		return fmt.Errorf("--cpu must be sharing or cores, got %q", o.CPU)
+	case CheckTolerance(o.Tolerance) != nil:
+		return fmt.Errorf("--tolerance: %v", CheckTolerance(o.Tolerance))
+	}
+	return nil
+}
+
 // CheckTolerance checks a --tolerance list.
 func CheckTolerance(s string) error {
 	_, err := realmode.ParseTolerances(s)
@@ -176,4 +192,35 @@ func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err er
 		return written, warnings, err
 	}
 	return append(written, htmlreport.ValidateFileName), warnings, nil
+}
+
+// Verdict is tsim validate's last line over the validations of several
+// experiments: how many variants agree, and which do not or were not run
+// for real.
+func Verdict(vals []*Validation) string {
+	var agreed, disagreed, notRun []string
+	for _, v := range vals {
+		for _, vv := range v.Variants {
+			name := v.Path + ": " + vv.Name
+			switch {
+			case vv.NotRun != nil:
+				notRun = append(notRun, name)
+			case vv.Agrees():
+				agreed = append(agreed, name)
+			default:
+				disagreed = append(disagreed, name)
+			}
+		}
+	}
+	n := len(agreed) + len(disagreed) + len(notRun)
+	var b strings.Builder
+	if len(disagreed) == 0 {
+		fmt.Fprintf(&b, "verdict: AGREE: %d of %d variants agree", len(agreed), n)
+	} else {
+		fmt.Fprintf(&b, "verdict: DISAGREE: %d of %d variants disagree (%s)", len(disagreed), n, strings.Join(disagreed, "; "))
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "; %d not run for real (%s)", len(notRun), strings.Join(notRun, "; "))
+	}
+	return b.String()
 }

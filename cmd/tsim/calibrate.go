@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/tsim-dev/tsim"
 )
@@ -54,7 +53,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 			return c.usageError(e, "--reps %v", err)
 		}
 	}
-	machines, err := parseMap(*mapFlag)
+	machines, err := tsim.ParseMachineMap(*mapFlag)
 	if err != nil {
 		return c.usageError(e, "--map: %v", err)
 	}
@@ -76,13 +75,11 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	res, err := tsim.Calibrate(ctx, capture, *experiment, opt)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var out bytes.Buffer
 	if err := res.WriteText(&out); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	// Everything succeeded: write, each file whole or not at all, into a
 	// directory no other tsim process is writing.
@@ -99,28 +96,4 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	e.writeOut(out.Bytes())
 	return exitOK
-}
-
-// parseMap reads "MACHINE=TIER,..." into tier → machine.
-func parseMap(s string) (map[string]string, error) {
-	out := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	machines := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		m, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		m, t = strings.TrimSpace(m), strings.TrimSpace(t)
-		if !ok || m == "" || t == "" {
-			return nil, fmt.Errorf("%q is not MACHINE=TIER", kv)
-		}
-		if prev, dup := out[t]; dup {
-			return nil, fmt.Errorf("tier %s mapped twice (%s and %s)", t, prev, m)
-		}
-		if prev, dup := machines[strings.ToLower(m)]; dup {
-			return nil, fmt.Errorf("machine %s mapped twice (to %s and %s)", m, prev, t)
-		}
-		out[t], machines[strings.ToLower(m)] = m, t
-	}
-	return out, nil
 }

@@ -39,8 +39,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	x, err := load(fs, files[0])
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var opt tsim.ExplainOptions
 	if setFlags(fs)["seed"] {
@@ -48,13 +47,11 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	ex, err := tsim.Explain(ctx, x, opt)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var out bytes.Buffer
 	if err := ex.WriteText(tables(fs, &out, e.stdout)); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if st := c.writeFiles(e, &out, *outDir, x.Stem(), *formats, ex.WriteFiles, *quiet); st != exitOK {
 		return st
@@ -70,8 +67,7 @@ func runExplain(ctx context.Context, c *command, e *env, args []string) int {
 func (c *command) writeFiles(e *env, out *bytes.Buffer, root, name, formats string, write func(*tsim.Output) ([]string, []string, error), quiet bool) int {
 	dir, err := tsim.OpenOutput(root, name)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	defer dir.Close()
 	if err := dir.SetFormats(formats); err != nil {
@@ -83,8 +79,7 @@ func (c *command) writeFiles(e *env, out *bytes.Buffer, root, name, formats stri
 		fmt.Fprintln(out, w)
 	}
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if !quiet {
 		for _, w := range written {

@@ -53,8 +53,7 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	spec, x, err := tsim.LoadFit(files[0], *experiment)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if !*quiet {
 		opt.Progress = func(done, budget int, best float64) {
@@ -67,13 +66,11 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	res, err := tsim.Fit(ctx, x, spec, opt)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var out bytes.Buffer
 	if err := res.WriteText(&out); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	dir := *outDir
 	if dir == "" {

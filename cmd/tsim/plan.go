@@ -93,46 +93,30 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 			return c.usageError(e, "%v", err)
 		}
 	}
-	for _, v := range varies {
-		a, err := tsim.ParseVary(v)
-		if err != nil {
-			return c.usageError(e, "--vary %v", err)
-		}
-		for _, b := range opt.Vary {
-			if b.Key == a.Key {
-				return c.usageError(e, "--vary %s given twice", a.Key)
-			}
-		}
-		opt.Vary = append(opt.Vary, a)
+	if opt.Vary, err = tsim.ParseVaries(varies); err != nil {
+		return c.usageError(e, "%v", err)
 	}
 	if *search == "bisect" && !tsim.CanBisect(opt.Vary) {
 		return c.usageError(e, "--search bisect needs one --vary with an integer range (KEY=LO..HI)")
 	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return c.usageError(e, "--set %q: want KEY=VALUE", s)
-		}
-		opt.Set = append(opt.Set, tsim.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	if opt.Set, err = tsim.ParseSets(sets); err != nil {
+		return c.usageError(e, "%v", err)
 	}
 	x, err := load(fs, files[0])
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if set["seed"] {
 		opt.Seed = seed
 	}
 	r, err := tsim.Plan(ctx, x, opt)
 	if r == nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	// Interrupted, r holds the points evaluated: they are printed.
 	var out bytes.Buffer
 	if werr := r.WriteText(tables(fs, &out, e.stdout)); werr != nil {
-		c.errorf(e, "%v", werr)
-		return exitFailure
+		return c.fail(e, werr)
 	}
 	if err != nil {
 		e.writeOut(out.Bytes())
