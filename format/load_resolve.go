@@ -281,6 +281,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	keys := pr.keys(n)
 	c := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: keys}, {raw: tierDefaults}}, at: t.at, label: label}
 	processModel(c, keys, n)
+	clrInjection(c, keys)
 
 	tier := model.Tier{
 		Name:             t.name,
@@ -333,8 +334,8 @@ func resolvePool(c *chain, name string) model.Pool {
 		}
 		c.errAt(rel, "%s.min (%d) must not exceed %s.max (%d)", name, pl.Min, name, pl.Max)
 	}
-	if pl.Injection == model.InjectCLR && pl.GateDelay <= 0 {
-		c.errAt(name+".gate_delay", "must be > 0 with injection \"clr\" (the CLR gate thread runs every 500ms)")
+	if pl.Injection != model.InjectNone && pl.GateDelay <= 0 {
+		c.errAt(name+".gate_delay", "must be > 0 with injection %q (the CLR gate thread runs every 500ms)", pl.Injection)
 	}
 	return pl
 }

@@ -161,9 +161,14 @@ const (
 	// GateDelay × 1.1^(threads − Min) has passed since the last one, so
 	// injection slows geometrically (≈ one per 3.4 s at Min + 20).
 	InjectCLR2
+	// InjectCLR4 is the CLR 4+ controller (.NET Framework 4.0–4.8, .NET
+	// Core and 5+): a goal moved by hill climbing on completions and
+	// raised by the gate thread when no work item was dequeued for a
+	// while (ThreadPool, HillClimbing; docs/dotnet.md §3c–§3e).
+	InjectCLR4
 )
 
-var injectionNames = [...]string{"none", "clr", "clr2"}
+var injectionNames = [...]string{"none", "clr", "clr2", "clr4"}
 
 func (i Injection) String() string { return injectionNames[i] }
 

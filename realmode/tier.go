@@ -131,8 +131,8 @@ func newTierRT(rt *runner, i int) *tierRT {
 			}
 		}
 	}
-	t.worker = newPool(rt, spec.Worker)
-	t.io = newPool(rt, spec.IO)
+	t.worker = newTierPool(rt, t, "worker", spec.Worker)
+	t.io = newTierPool(rt, t, "io", spec.IO)
 	onThreads := func(busy, threads model.Lv) func(dBusy, dThreads, dWaiting int) {
 		return func(dBusy, dThreads, dWaiting int) {
 			t.lv[model.LvThreadsBusy].add(float64(dBusy))

@@ -94,8 +94,8 @@ func newTierRT(r *runner, i int) *tierRT {
 		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
 	}
 	t.ends = model.NewTierEnds()
-	t.worker = newThreadPool(e, spec.Worker)
-	t.io = newThreadPool(e, spec.IO)
+	t.worker = newTierPool(t, "worker", spec.Worker)
+	t.io = newTierPool(t, "io", spec.IO)
 	// A pool's busy and waiting threads change on every request, its
 	// thread count seldom (onGrow follows every change of it): each
 	// callback sets only the levels it can change.
