@@ -10,11 +10,11 @@ import "time"
 // cache size is hard-coded as 32 so that the least used ChannelFactory
 // objects are purged from the cache." The cache is a static field of
 // ClientBase<TChannel>, so there is one per contract type in a process
-// (facts §6, RS ClientBase.cs); tsim keeps one per caller process and
+// (docs/dotnet.md §6, RS ClientBase.cs); tsim keeps one per caller process and
 // target tier (one contract per service).
 
 // FactoryCacheSize is the number of ChannelFactory objects ClientBase<T>
-// keeps: "hard-coded as 32" (facts §6).
+// keeps: "hard-coded as 32" (docs/dotnet.md §6).
 const FactoryCacheSize = 32
 
 // Construction is how a call's code constructs each new ClientBase<T>

@@ -210,7 +210,7 @@ type CallCounts struct {
 	// Proxies built by a tier's calls (Proxy.Priced), of them found in a
 	// cache, factories built and purged.
 	Proxies, FactoryHits, FactoriesBuilt, FactoriesPurged int64
-	NegotiationTimedOut, NegotiationFailed               int64 // attempts that ended in the negotiation
+	NegotiationTimedOut, NegotiationFailed                int64 // attempts that ended in the negotiation
 }
 
 // Ended counts an attempt that ended with o (not completed), in its

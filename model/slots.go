@@ -95,10 +95,10 @@ func (t ticket) live(s *Slots) bool { return t.w.active && t.w.q == s && t.w.tic
 // NewSlots returns slots of the given limit (0: none).
 func NewSlots(limit int) *Slots { return &Slots{Limit: limit} }
 
-// NewConnectionGroup is System.Net's connection group (throttle-facts §1):
-// when every connection is busy, a request is bound to the connection with
-// the fewest waiters and written only when that connection finishes, even
-// if another one frees first (head-of-line blocking).
+// NewConnectionGroup is System.Net's connection group (docs/dotnet.md
+// §1.5): when every connection is busy, a request is bound to the
+// connection with the fewest waiters and written only when that connection
+// finishes, even if another one frees first (head-of-line blocking).
 func NewConnectionGroup(limit int) *Slots {
 	s := &Slots{Limit: limit, lanes: make([]lane, limit)}
 	if limit > laneScanMax {
@@ -233,31 +233,51 @@ type lane struct {
 // idle reports whether a call can have the connection now.
 func (l *lane) idle() bool { return !l.busy && l.live == 0 }
 
+// bound is the number of calls bound to connection k: the one it carries
+// and those waiting for it.
+func (s *Slots) bound(k int) int {
+	l := &s.lanes[k]
+	if l.busy {
+		return l.live + 1
+	}
+	return l.live
+}
+
 // LaneState reports whether connection k is busy and how many calls wait
 // for it (tests).
 func (s *Slots) LaneState(k int) (busy bool, bound int) { return s.lanes[k].busy, s.lanes[k].live }
 
+// PickLane is the connection of a group of n that a call is bound to: the
+// first idle one (bound(k) == 0: no call on it or waiting for it), or else
+// the first of those with the fewest calls bound. Both executors' groups
+// pick with it (the simulator's large groups keep a heap in the same
+// order: laneOrder).
+func PickLane(n int, bound func(k int) int) int {
+	best, least := -1, 0
+	for k := range n {
+		b := bound(k)
+		if b == 0 {
+			return k
+		}
+		if best < 0 || b < least {
+			best, least = k, b
+		}
+	}
+	return best
+}
+
 // acquireLane binds w to the first idle connection, or else to the first
-// of those with the fewest calls bound.
+// of those with the fewest calls bound (PickLane).
 func (s *Slots) acquireLane(w *Waiter) bool {
-	best := -1
+	var best int
 	if s.order != nil {
 		best = int(s.order.h[0])
-		if l := &s.lanes[best]; l.idle() {
-			s.takeLane(w, best)
-			return true
-		}
 	} else {
-		for k := range s.lanes {
-			l := &s.lanes[k]
-			if l.idle() {
-				s.takeLane(w, k)
-				return true
-			}
-			if best < 0 || l.live < s.lanes[best].live {
-				best = k
-			}
-		}
+		best = PickLane(len(s.lanes), s.bound)
+	}
+	if s.lanes[best].idle() {
+		s.takeLane(w, best)
+		return true
 	}
 	s.queue(w)
 	w.lane = best

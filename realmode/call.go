@@ -91,20 +91,9 @@ func newConnPool(rt *runner, from string, site *callStat, c *model.Conn) *connPo
 	return p
 }
 
-// pickLaneLocked binds a call to a connection (model slots.acquireLane):
-// a free one if any, else the one with the fewest calls bound, the first
-// such in order.
+// pickLaneLocked binds a call to a connection (model.PickLane).
 func (p *connPool) pickLaneLocked() *lane {
-	var best *lane
-	for _, l := range p.lanes {
-		if l.n == 0 {
-			best = l
-			break
-		}
-		if best == nil || l.n < best.n {
-			best = l
-		}
-	}
+	best := p.lanes[model.PickLane(len(p.lanes), func(k int) int { return p.lanes[k].n })]
 	best.n++
 	return best
 }
@@ -328,7 +317,7 @@ var (
 	errWaitTimeout = errors.New("connection wait timed out")
 )
 
-// doCall makes a call with its retries (model call.begin … end). ctx is the
+// doCall makes a call with its retries (model.AttemptFailed). ctx is the
 // caller's: when it ends (the caller was aborted, or the run ended) the call
 // is abandoned and gone is true. Otherwise the outcome is what the caller
 // sees.
@@ -359,7 +348,18 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 			cs.releaseProxy(&a, true)
 			return o, false
 		}
-		if a.proxy != nil && a.proxy.AbortsAfter(o, negotiating) {
+		var client *model.ClientProxy
+		if a.proxy != nil {
+			client = &a.proxy.ClientProxy
+		}
+		var abort, retry bool
+		cs.count(func(c *model.CallCounts) {
+			if !rt.measuring.Load() {
+				c = nil
+			}
+			abort, retry = model.AttemptFailed(client, &cs.spec.Retry, c, o, negotiating, n, caller != nil && caller.orphaned())
+		})
+		if abort {
 			cs.proxy.mu.Lock()
 			tell := cs.closeInstLocked(a.proxy)
 			cs.proxy.mu.Unlock()
@@ -367,14 +367,8 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 				cs.closeInst(a.proxy, true)
 			}
 		}
-		if rt.measuring.Load() {
-			cs.count(func(c *model.CallCounts) { c.Ended(o, negotiating) })
-		}
 		cs.releaseProxy(&a, false)
-		if cs.spec.Retry.Again(o, n, caller != nil && caller.orphaned()) {
-			if rt.measuring.Load() {
-				cs.count(func(c *model.CallCounts) { c.Retries++ })
-			}
+		if retry {
 			cs.bmu.Lock()
 			d := cs.backoff.Next()
 			cs.bmu.Unlock()
@@ -404,17 +398,18 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	o, gone = cs.attempt1(ctx, a, from, caller, u, root)
 	negotiating = a.negotiating
 	b := &cs.spec.Binding
-	if o != results.Completed || gone || !b.CloseMessage || a.proxy == nil || !a.proxy.PerCall || !cs.sessionful() {
+	if o != results.Completed || gone || a.proxy == nil || !b.SendsClose(a.proxy.PerCall, cs.sessionful()) {
 		return o, gone, negotiating
 	}
-	// The close: its own message and its own timeout (model call cpClose).
+	// The close: its own message and its own timeout.
 	cctx := ctx
 	if ct := b.CloseTimeout; ct > 0 {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeoutCause(ctx, cs.rt.clk.toReal(ct), errTimeout)
 		defer cancel()
 	}
-	o, err := cs.sendMsg(cctx, a, model.MsgClose, b.CPUBase, false, caller, u, root)
+	cpu, _ := b.Message(model.MsgClose, 0)
+	o, err := cs.sendMsg(cctx, a, model.MsgClose, cpu, false, caller, u, root)
 	if err != nil {
 		if ctx.Err() != nil {
 			return results.Failed, true, false
@@ -431,11 +426,11 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 var errNegTimeout = errors.New("security negotiation timed out")
 
 // negotiate runs a new proxy's security negotiation as its own exchange
-// (model call cpNegotiate): its legs, each a request to the target and a
-// round trip on the wire, within the negotiation's own timeout. Unlike
-// the model, which sends the legs on the call's connection once it holds
-// it, each leg takes a connection from the pool for itself, before the
-// call's.
+// (model.Binding.NegotiatesApart): its legs, each a request to the target
+// (Binding.Message) and a round trip on the wire (Call.LegWire), within
+// the negotiation's own timeout. Unlike the simulator, which sends the
+// legs on the call's connection once it holds it, each leg takes a
+// connection from the pool for itself, before the call's.
 func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *user, root *rootReq) (results.Outcome, error) {
 	b := &cs.spec.Binding
 	clk := cs.rt.clk
@@ -446,16 +441,17 @@ func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *
 		defer cancel()
 	}
 	for leg := range b.NegotiationLegs {
-		o, err := cs.sendMsg(nctx, a, model.MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), leg == b.NegotiationLegs-1, caller, u, root)
+		cpu, last := b.Message(model.MsgNegotiate, leg)
+		o, err := cs.sendMsg(nctx, a, model.MsgNegotiate, cpu, last, caller, u, root)
 		if err != nil {
 			return results.Failed, context.Cause(nctx)
 		}
 		if o != results.Completed {
 			return o, nil // SecurityNegotiationException, or refused at the door
 		}
-		if lat := cs.spec.Network.Latency; lat > 0 {
+		if d := cs.spec.LegWire(); d > 0 {
 			t0 := clk.now()
-			err := clk.sleep(nctx, 2*lat)
+			err := clk.sleep(nctx, d)
 			root.charge(results.BdNet, clk.now()-t0)
 			if err != nil {
 				return results.Failed, context.Cause(nctx)
@@ -571,7 +567,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 			// The channel is built: its factory goes into the cache.
 			cs.addFactory(build, a.ep)
 		}
-		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 && b.NegotiationLegs == 0 {
+		if hs := spec.HandshakeWire(); hs > 0 && !b.NegotiatesApart() {
 			t0 := clk.now()
 			err := clk.sleep(actx, hs)
 			root.charge(results.BdNet, clk.now()-t0)
@@ -581,7 +577,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 		}
 	}
 
-	if fresh && spec.Binding.NegotiationLegs > 0 {
+	if fresh && spec.Binding.NegotiatesApart() {
 		o, err := cs.negotiate(actx, a, caller, u, root)
 		if err != nil || o != results.Completed {
 			a.negotiating = true
@@ -603,8 +599,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	// queue the model would have.
 	pool := cs.conns
 	pool.mu.Lock()
-	// NoPending (max_pending = 0): refused whenever no connection is free.
-	if mp := spec.Conn.MaxPending; (mp > 0 || spec.Conn.NoPending) && pool.limit > 0 && pool.inUse+pool.waiting-pool.limit >= mp {
+	if queued := pool.inUse + pool.waiting - pool.limit; spec.Conn.Refuses(pool.limit <= 0 || queued < 0, queued) {
 		pool.mu.Unlock()
 		return results.Rejected, false
 	}
@@ -657,7 +652,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 				cs.wmu.Unlock()
 			}
 			root.charge(results.BdConn, now-t0)
-			if d := spec.Binding.Cost(spec.RequestKB); d > 0 && from != nil {
+			if d := spec.EncodeCPU(); d > 0 && from != nil {
 				sendErr = from.useCPU(actx, d, root)
 			}
 			if d := spec.Wire(spec.RequestKB); d > 0 && sendErr == nil {
@@ -702,9 +697,9 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	if cs.sessionful() {
 		cs.setProxyHeader(req.Header, a.proxy)
 	}
-	if fresh && spec.Binding.SessionCPU > 0 && spec.Binding.NegotiationLegs == 0 {
+	if d := spec.Binding.ServiceSessionCPU(fresh); d > 0 {
 		// The server's side of a new proxy's security negotiation.
-		req.Header.Set(hdrExtra, strconv.FormatInt(int64(spec.Binding.SessionCPU), 10))
+		req.Header.Set(hdrExtra, strconv.FormatInt(int64(d), 10))
 	}
 	resp, err := client.Do(req)
 	if err != nil || sendErr != nil {
@@ -718,8 +713,8 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.Header.Get(hdrRefused) == "1" && a.proxy != nil {
-			// Sent off its session's machine: the channel faults and is
-			// aborted (model call.route).
+			// Sent off its session's machine (model.ChooseReplica): the
+			// channel faults and is aborted.
 			cs.proxy.mu.Lock()
 			tell := cs.closeInstLocked(a.proxy)
 			cs.proxy.mu.Unlock()
@@ -732,18 +727,14 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	// Receive and decode with the connection held (the body is unread).
 	var rerr error
 	// A one-way call's answer is an acknowledgement: no reply message to
-	// transfer or decode (model call.replyKB).
+	// transfer or decode (model.Call.ReplyWire, DecodeCPU).
 	oneWay := rt.top.Tiers[spec.Target].OneWay()
-	replyKB := spec.ReplyKB
-	if oneWay {
-		replyKB = 0
-	}
-	if d := spec.Wire(replyKB); d > 0 {
+	if d := spec.ReplyWire(oneWay); d > 0 {
 		t1 := clk.now()
 		rerr = clk.sleep(actx, d)
 		root.charge(results.BdNet, clk.now()-t1)
 	}
-	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil && !oneWay {
+	if d := spec.DecodeCPU(oneWay); rerr == nil && d > 0 && from != nil {
 		rerr = from.useCPU(actx, d, root)
 	}
 	_, berr := io.Copy(io.Discard, resp.Body)

@@ -82,7 +82,7 @@ func (l *loadRT) schedule(ctx context.Context) {
 }
 
 // setUsers retires the newest users first and brings back retired ones
-// before starting new ones (model loadRT.setUsers).
+// before starting new ones (model.SetUsers).
 func (l *loadRT) setUsers(ctx context.Context, want int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -352,7 +352,8 @@ func (rt *runner) addCall(spec *model.Call, from *tierRT) {
 	cs := rt.newCallStat(spec, from, 0)
 	rt.callOf[spec] = cs
 	if f := spec.Farm; f != nil && spec.PerHost {
-		// A call site per machine of the farm (model callStat.hostStat).
+		// A call site per machine of the farm, made before the run: the
+		// handlers read them without a lock.
 		cs.hosts = []*callStat{cs}
 		for r := 1; r < len(f.Replicas); r++ {
 			cs.hosts = append(cs.hosts, rt.newCallStat(spec, from, r))

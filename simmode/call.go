@@ -120,17 +120,13 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 	cs.backoff = model.NewBackoff(&spec.Retry, r.e.Stream(path+"/backoff"), r.e.Stream(path+"/jitter"))
 	cs.endpoints = model.NewEndpoints(&spec.Proxy, r.e.Stream(path+"/endpoint"))
 	cs.send = r.fixedDelay(spec.Wire(spec.RequestKB), sim.ClassCompletion)
-	replyKB := spec.ReplyKB
-	if r.top.Tiers[spec.Target].OneWay() {
-		replyKB = 0 // the reply of a one-way call is an acknowledgement, no message
-	}
-	recv := spec.Wire(replyKB)
+	recv := spec.ReplyWire(r.top.Tiers[spec.Target].OneWay())
 	if f := spec.Farm; f != nil && !spec.PerHost {
 		recv += f.Balancer.Latency
 		cs.lbIn = r.fixedDelay(f.Balancer.Latency, sim.ClassCompletion)
 	}
 	cs.recv = r.fixedDelay(recv, sim.ClassCompletion)
-	cs.shake = r.fixedDelay(time.Duration(2*spec.Binding.SessionRoundTrips)*spec.Network.Latency, sim.ClassCompletion)
+	cs.shake = r.fixedDelay(spec.HandshakeWire(), sim.ClassCompletion)
 	if spec.Timeout > 0 {
 		cs.deadlines = r.e.NewLane(spec.Timeout, sim.ClassTimeout)
 	}
@@ -481,7 +477,7 @@ func (c *call) orphaned() bool {
 
 // begin starts the first attempt.
 func (c *call) begin() {
-	if c.spec.Farm != nil && c.spec.PerHost {
+	if c.spec.PicksHost() {
 		c.pickHost()
 	}
 	if c.r.measuring {
@@ -493,7 +489,7 @@ func (c *call) begin() {
 
 func (c *call) attemptStart() {
 	c.attempt++
-	if c.attempt > 1 && c.spec.Farm != nil && c.spec.PerHost {
+	if c.attempt > 1 && c.spec.PicksHost() {
 		c.pickHost() // a retry goes to the next machine the caller picks
 	}
 	c.broken = false
@@ -641,7 +637,7 @@ func (c *call) advance() {
 				c.build = c.cs.buildProxy(c.ep)
 				c.addFact = c.build.Add
 				b := &c.spec.Binding
-				if b.NegotiationLegs == 0 {
+				if !b.NegotiatesApart() {
 					c.handshake = c.cs.shake.d
 				}
 				if cost := c.build.Cost(&c.spec.Proxy) + b.SessionCPU; c.clientCPU && cost > 0 {
@@ -663,7 +659,7 @@ func (c *call) advance() {
 			}
 		case cpConn:
 			cn := &c.spec.Conn
-			if full := cn.NoPending || (cn.MaxPending > 0 && c.cs.conns.Waiting >= cn.MaxPending); full && !c.cs.conns.Free() {
+			if cn.Refuses(c.cs.conns.Free(), c.cs.conns.Waiting) {
 				c.fail(results.Rejected)
 				return
 			}
@@ -689,7 +685,8 @@ func (c *call) advance() {
 				if c.negLeg == 0 && b.NegotiationTimeout > 0 && !c.negTimer.Valid() {
 					c.negTimer = c.r.e.Schedule(b.NegotiationTimeout, sim.ClassTimeout, c, ckNegTimeout, nil)
 				}
-				c.sendMsg(model.MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), c.negLeg == b.NegotiationLegs-1)
+				cpu, last := b.Message(model.MsgNegotiate, c.negLeg)
+				c.sendMsg(model.MsgNegotiate, cpu, last)
 				return
 			}
 			if c.negTimer.Valid() {
@@ -697,7 +694,7 @@ func (c *call) advance() {
 				c.negTimer = sim.EventID{}
 			}
 		case cpEncode:
-			if d := c.spec.Binding.Cost(c.spec.RequestKB); d > 0 && c.clientCPU {
+			if d := c.spec.EncodeCPU(); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
@@ -742,9 +739,9 @@ func (c *call) advance() {
 			j := t.newJob(c)
 			if c.proxy != nil {
 				c.proxy.Jobs++
-				if c.newProxy && c.spec.Binding.NegotiationLegs == 0 {
+				if d := c.spec.Binding.ServiceSessionCPU(c.newProxy); d > 0 {
 					// The server's side of a new proxy's security negotiation.
-					j.ExtraCPU = c.spec.Binding.SessionCPU
+					j.ExtraCPU = d
 				}
 			}
 			c.server = j
@@ -758,16 +755,13 @@ func (c *call) advance() {
 				return
 			}
 		case cpDecode:
-			if c.oneWay() {
-				break // an acknowledgement, no message to decode
-			}
-			if d := c.spec.Binding.Cost(c.spec.ReplyKB); d > 0 && c.clientCPU {
+			if d := c.spec.DecodeCPU(c.oneWay()); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
 		case cpClose:
 			b := &c.spec.Binding
-			if p := c.proxy; b.CloseMessage && p != nil && p.PerCall && p.Open {
+			if p := c.proxy; p != nil && b.SendsClose(p.PerCall, p.Open) {
 				// The close has its own timeout, not what is left of the
 				// call's.
 				if c.deadline.Valid() {
@@ -777,7 +771,8 @@ func (c *call) advance() {
 				if b.CloseTimeout > 0 {
 					c.deadline = c.r.e.Schedule(b.CloseTimeout, sim.ClassTimeout, c, ckDeadline, nil)
 				}
-				c.sendMsg(model.MsgClose, b.CPUBase, false)
+				cpu, _ := b.Message(model.MsgClose, 0)
+				c.sendMsg(model.MsgClose, cpu, false)
 				return
 			}
 		case cpDone:
@@ -816,9 +811,9 @@ func (c *call) serverDone(o results.Outcome) {
 		}
 		if c.phase == cpClose {
 			c.phase++
-		} else if c.negLeg++; c.spec.Network.Latency > 0 {
+		} else if c.negLeg++; c.spec.LegWire() > 0 {
 			c.phaseAt = c.r.e.Now()
-			c.timer = c.r.e.Schedule(2*c.spec.Network.Latency, sim.ClassCompletion, c, ckLegWire, nil)
+			c.timer = c.r.e.Schedule(c.spec.LegWire(), sim.ClassCompletion, c, ckLegWire, nil)
 			return
 		}
 		c.advance()
@@ -848,17 +843,19 @@ func (c *call) fail(o results.Outcome) {
 		c.server = nil
 		j.clientGone()
 	}
-	negotiating := c.phase == cpNegotiate
-	if c.proxy != nil && c.proxy.AbortsAfter(o, negotiating) {
+	var counts *model.CallCounts
+	if c.r.measuring {
+		counts = &c.cs.counts
+	}
+	var client *model.ClientProxy
+	if c.proxy != nil {
+		client = &c.proxy.ClientProxy
+	}
+	abort, retry := model.AttemptFailed(client, &c.spec.Retry, counts, o, c.phase == cpNegotiate, c.attempt, c.callerGone())
+	if abort {
 		c.proxy.abort()
 	}
-	if c.r.measuring {
-		c.cs.counts.Ended(o, negotiating)
-	}
-	if c.spec.Retry.Again(o, c.attempt, c.callerGone()) {
-		if c.r.measuring {
-			c.cs.counts.Retries++
-		}
+	if retry {
 		c.releaseProxy(false)
 		c.timer = c.r.e.Schedule(c.cs.backoff.Next(), sim.ClassArrival, c, ckBackoff, nil)
 		return

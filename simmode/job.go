@@ -539,7 +539,7 @@ func (j *job) keepsSession() bool { return j.Call.Binding.KeepsSession(j.orphane
 // clientGone is the job's client giving up (timeout or abort). A call
 // still waiting for its WCF session is dropped: its channel was never
 // accepted, and the aborted connection leaves the listener's backlog
-// (facts §4). Work already under way goes on, orphaned.
+// (docs/dotnet.md §4, §5). Work already under way goes on, orphaned.
 func (j *job) clientGone() {
 	if j.ended || j.kind() != model.PhaseSession {
 		return
