@@ -179,7 +179,7 @@ func (t *tierRT) closeSessionLocked(s *sessState) {
 	if session, instance := s.Close(); session {
 		t.sessions.release()
 		if instance {
-			t.instances.release()
+			t.Instances.release()
 		}
 	}
 }
@@ -278,7 +278,7 @@ func (j *job) openSession() error {
 	}
 	gotSession := err == nil
 	if err == nil && t.spec.WCF.Instancing == model.PerSession {
-		err = j.waitFor2(ctx, results.BdThrottle, t.instances.acquire)
+		err = j.waitFor2(ctx, results.BdThrottle, t.Instances.acquire)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

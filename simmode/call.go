@@ -258,7 +258,7 @@ func (p *proxyInst) closeSession() {
 		t := p.sessionTier
 		t.sessions.Release()
 		if instance {
-			t.instances.Release()
+			t.Instances.Release()
 		}
 	}
 }

@@ -363,25 +363,17 @@ func (j *job) take(n model.Need) bool {
 	return true
 }
 
-// slotsOf is the simulator's slots of a resource.
+// slotsOf is the simulator's slots of a resource (model.Throttles.Of).
 func (j *job) slotsOf(r model.Res, i int) *slots {
-	t := j.t
-	switch r {
-	case model.ResInstances:
-		return t.instances
-	case model.ResCalls:
-		return t.calls
-	case model.ResSingletonLock:
-		return t.concLock
-	case model.ResSessionLock:
+	var session *slots
+	if r == model.ResSessionLock {
 		if j.proxy.lock == nil {
-			j.proxy.lock = newSlots(t.r.e, 1)
+			j.proxy.lock = newSlots(j.t.r.e, 1)
 		}
-		return j.proxy.lock
-	case model.ResGate:
-		return t.gates[i]
+		session = j.proxy.lock
 	}
-	return nil
+	s, _ := j.t.Of(r, i, session)
+	return s
 }
 
 // instanceLock is the instance lock the job took before decoding or
@@ -409,7 +401,7 @@ func (j *job) runStep() bool {
 		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
 		return false
 	case model.StepLock:
-		if !j.wait(t.locks[st.Lock], results.BdLock) {
+		if !j.wait(t.Locks[st.Lock], results.BdLock) {
 			return false
 		}
 		j.Held.TakeLock(st.Lock)
@@ -426,7 +418,7 @@ func (j *job) runStep() bool {
 
 func (j *job) unlock(l int) {
 	if j.Held.DropLock(l) {
-		j.t.locks[l].Release()
+		j.t.Locks[l].Release()
 	}
 }
 
@@ -513,7 +505,7 @@ func (j *job) openSession() bool {
 			j.sessStage = 1
 		case 1:
 			if t.spec.WCF.Instancing == model.PerSession {
-				if !j.wait(t.instances, results.BdThrottle) {
+				if !j.wait(t.Instances, results.BdThrottle) {
 					return false
 				}
 				p.Instance = true
@@ -573,7 +565,7 @@ func (j *job) abandonSession() {
 	}
 	if p.Instance && !p.Open {
 		p.Instance = false
-		t.instances.Release()
+		t.Instances.Release()
 	}
 	p.opener = nil
 	p.unpend() // its channel went away unopened
@@ -725,18 +717,13 @@ func (j *job) abort() {
 func (j *job) Give(k model.Hold, i int) {
 	t := j.t
 	switch k {
-	case model.HoldLock:
-		t.locks[i].Release()
 	case model.HoldInstanceLock, model.HoldChannel:
 		j.instanceLock(k == model.HoldInstanceLock).Release()
 	case model.HoldThread:
 		j.thread.Release()
-	case model.HoldGate:
-		t.gates[i].Release()
-	case model.HoldCallSlot:
-		t.calls.Release()
-	case model.HoldInstance:
-		t.instances.Release()
+	case model.HoldLock, model.HoldGate, model.HoldCallSlot, model.HoldInstance:
+		s, _ := t.Holding(k, i)
+		s.Release()
 	case model.HoldSession:
 		if !j.keepsSession() {
 			j.proxy.closeSession()
