@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -44,6 +45,7 @@ func Merge(ctx context.Context, dirs []string) ([]*Merged, error) {
 			errs = append(errs, err)
 			continue
 		}
+		analysis.AttachUSL(res) // as RunAll: a sweep over a concurrency-like key gets its USL fit
 		out = append(out, &Merged{Result: &Result{Experiment: res, path: p.Path}, Stem: p.Stem, Shards: len(g.Shards)})
 	}
 	return out, errors.Join(errs...)

@@ -30,6 +30,13 @@
 // the operational laws (ρ > 1 at the binding throttle), for how long, and
 // whether the excess is kept or refused by a bounded queue.
 //
+// FitUSL fits the Universal Scalability Law (Gunther) to throughput at
+// several concurrencies, with intervals, and AttachUSL fits it to every
+// line of a sweep over a concurrency-like key for tsim run's report and
+// usl.png. Mechanisms is where the contention mechanisms that make
+// throughput fall past its peak will register, for explain to name the
+// one that dominates.
+//
 // All of them return typed results — bounds, points, answers, proposed changes —
 // and write their text (WriteText) with report's tables and number
 // formats; the command line only parses flags, calls, prints and draws.

@@ -483,6 +483,11 @@ func diagnose(w io.Writer, v *Variant) {
 		idle = " — idle: the requests wait, they do not work"
 	}
 	para(w, "CPU: %s%s.", strings.Join(cpu, ", "), idle)
+	if m, share, ok := Dominant(r); ok {
+		// The contention mechanisms (mechanism.go): none is registered
+		// yet, so this says nothing today.
+		para(w, "Of what grows with concurrency, %s dominates: %s %s.", m.Name, report.FmtPercent(share), m.Of)
+	}
 
 	if ch := v.Change; ch.Text != "" {
 		if a.Saturated {

@@ -415,7 +415,7 @@ func findMachine(c *Capture, tier, variant string, variants int) string {
 }
 
 func aspnetHost(h model.HostKind) bool {
-	return h == model.HostASPNetClassic || h == model.HostIISIntegrated
+	return h.IsASPNet()
 }
 
 // resultsTier describes a tier as report names its counters.

@@ -98,7 +98,9 @@ func TestStoryProxyLifecycle(t *testing.T) {
 
 	// The mistake: one call at a time at the service, so throughput is one
 	// over a call's time (~5 ms CPU + ~50 ms database + wsHttp messages),
-	// the front end holds nearly all 200 users, CPU idles everywhere.
+	// the front end holds nearly all 200 users (most in its .NET 4 thread
+	// pool's queue: never starved, and hill climbing sees no gain in more
+	// threads), CPU idles everywhere.
 	svc, web := tierOf(t, noOpen, "svc"), tierOf(t, noOpen, "web")
 	if svc.ExecutingMax != 1 {
 		t.Errorf("shared-no-open: service executing max %.0f, want 1 (calls released one at a time)", svc.ExecutingMax)
@@ -106,19 +108,25 @@ func TestStoryProxyLifecycle(t *testing.T) {
 	if g := noOpen.GoodputPerS; g < 14 || g > 20 {
 		t.Errorf("shared-no-open: %.1f pages/s, want 14–20 (1 / ~0.06 s per call)", g)
 	}
-	if noOpen.Latency.Mean < 9 || web.ExecutingMean < 150 || svc.CPUUtil > 0.05 || web.CPUUtil > 0.05 {
-		t.Errorf("shared-no-open: mean %.1f s (want > 9), web executing %.0f (want > 150), CPU web %.1f%% svc %.1f%% (want < 5%%)",
-			noOpen.Latency.Mean, web.ExecutingMean, 100*web.CPUUtil, 100*svc.CPUUtil)
+	if noOpen.Latency.Mean < 9 || web.CurrentMean < 150 || svc.CPUUtil > 0.05 || web.CPUUtil > 0.05 {
+		t.Errorf("shared-no-open: mean %.1f s (want > 9), web current %.0f (want > 150), CPU web %.1f%% svc %.1f%% (want < 5%%)",
+			noOpen.Latency.Mean, web.CurrentMean, 100*web.CPUUtil, 100*svc.CPUUtil)
 	}
 	// The fix: concurrent calls, ~190 pages/s at ~60 ms.
 	if opened.GoodputPerS < 10*noOpen.GoodputPerS || opened.Latency.Mean > 0.1 {
 		t.Errorf("shared-opened: %.1f pages/s at %.3f s; want > 10× the mistake's %.1f and < 0.1 s", opened.GoodputPerS, opened.Latency.Mean, noOpen.GoodputPerS)
 	}
-	// Pools and a per-call basicHttp proxy are close to the singleton.
+	// Pools and a per-call basicHttp proxy are close to the singleton; so
+	// is the proxy whose first call went alone, but for its 200 users
+	// coming at 30 s, after the warm-up, while the .NET 4 pool climbs.
 	for _, k := range []string{"pool-create", "pool-wait", "per-call-basicHttp", "no-open-first-call-alone"} {
 		r := storyCRun(t, runs, k)
-		if !storyCWithin(r.Latency.Mean, opened.Latency.Mean, 0.15) {
-			t.Errorf("%s: mean %.4f s, want within 15%% of the opened singleton's %.4f s", k, r.Latency.Mean, opened.Latency.Mean)
+		tol := 0.15
+		if k == "no-open-first-call-alone" {
+			tol = 0.4
+		}
+		if !storyCWithin(r.Latency.Mean, opened.Latency.Mean, tol) {
+			t.Errorf("%s: mean %.4f s, want within %.0f%% of the opened singleton's %.4f s", k, r.Latency.Mean, 100*tol, opened.Latency.Mean)
 		}
 		if k != "no-open-first-call-alone" && !storyCWithin(r.GoodputPerS, opened.GoodputPerS, 0.02) {
 			t.Errorf("%s: %.1f pages/s, want within 2%% of the singleton's %.1f", k, r.GoodputPerS, opened.GoodputPerS)
@@ -127,14 +135,16 @@ func TestStoryProxyLifecycle(t *testing.T) {
 	if s := tierOf(t, storyCRun(t, runs, "no-open-first-call-alone"), "svc"); s.ExecutingMax < 5 {
 		t.Errorf("no-open-first-call-alone: service executing max %.0f; the open queue should have drained (want ≥ 5)", s.ExecutingMax)
 	}
-	// Per call on wsHttp: a security session per call saturates both CPUs.
+	// Per call on wsHttp: a security session per call nearly saturates
+	// both CPUs (the front end's pool held near 20 working threads by hill
+	// climbing).
 	ws := storyCRun(t, runs, "per-call-wsHttp")
 	if ws.Latency.Mean < 4*opened.Latency.Mean || ws.GoodputPerS > 0.85*opened.GoodputPerS {
 		t.Errorf("per-call-wsHttp: %.1f pages/s at %.3f s; want ≥ 4× the singleton's latency (%.3f s) and ≥ 15%% less throughput (%.1f)",
 			ws.GoodputPerS, ws.Latency.Mean, opened.Latency.Mean, opened.GoodputPerS)
 	}
-	if s, w := tierOf(t, ws, "svc"), tierOf(t, ws, "web"); s.CPUUtil < 0.97 || w.CPUUtil < 0.85 {
-		t.Errorf("per-call-wsHttp: CPU svc %.1f%% web %.1f%%; want both saturated (≥ 97%%, ≥ 85%%)", 100*s.CPUUtil, 100*w.CPUUtil)
+	if s, w := tierOf(t, ws, "svc"), tierOf(t, ws, "web"); s.CPUUtil < 0.9 || w.CPUUtil < 0.8 {
+		t.Errorf("per-call-wsHttp: CPU svc %.1f%% web %.1f%%; want both near saturation (≥ 90%%, ≥ 80%%)", 100*s.CPUUtil, 100*w.CPUUtil)
 	}
 	if s := tierOf(t, opened, "svc"); s.CPUUtil > 0.5 {
 		t.Errorf("shared-opened: service CPU %.1f%%, want < 50%%", 100*s.CPUUtil)

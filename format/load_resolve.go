@@ -281,6 +281,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	keys := pr.keys(n)
 	c := &chain{p: p, layers: []layer{{explicit: t.keys}, {raw: keys}, {raw: tierDefaults}}, at: t.at, label: label}
 	processModel(c, keys, n)
+	clrInjection(c, keys)
 
 	tier := model.Tier{
 		Name:             t.name,
@@ -298,6 +299,7 @@ func (p *loader) resolveTier(t *tierSpec, index map[string]int, names []string, 
 	tier.WCF = resolveWCF(c, n)
 	tier.Admission = resolveAdmission(c, tier)
 	warnTier(c, &tier)
+	resolveContention(c, &tier)
 
 	steps, callAt := p.resolveSteps(t, c, tier, index, names, farms)
 	tier.Steps = steps
@@ -332,8 +334,8 @@ func resolvePool(c *chain, name string) model.Pool {
 		}
 		c.errAt(rel, "%s.min (%d) must not exceed %s.max (%d)", name, pl.Min, name, pl.Max)
 	}
-	if pl.Injection == model.InjectCLR && pl.GateDelay <= 0 {
-		c.errAt(name+".gate_delay", "must be > 0 with injection \"clr\" (the CLR gate thread runs every 500ms)")
+	if pl.Injection != model.InjectNone && pl.GateDelay <= 0 {
+		c.errAt(name+".gate_delay", "must be > 0 with injection %q (the CLR gate thread runs every 500ms)", pl.Injection)
 	}
 	return pl
 }
@@ -405,7 +407,7 @@ func resolveWCF(c *chain, n int) *model.WCF {
 func resolveAdmission(c *chain, tier model.Tier) model.Admission {
 	kind := c.str(scopeTier, "admission.kind")
 	a := model.Admission{Kind: model.AdmissionKind(indexOf(model.AdmissionNames(), kind))}
-	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
+	aspnet := tier.Host.IsASPNet()
 	a.QueueLimit = c.int(scopeTier, "admission.queue_limit")
 	a.SyncModule = aspnet && c.str(scopeTier, "admission.module") == "sync"
 	if s, ok := c.explicit("admission.module"); ok && s.v == "async" {
@@ -502,9 +504,14 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 			continue
 		}
 		act := actions[0]
+		for _, k := range sortedKeys(s.keys) {
+			if only := stepExtraOnly(k); only != "" && only != act {
+				p.errorf(s.keys[k].at, label+"."+k, "applies only to %s steps (this step is %s)", only, act)
+			}
+		}
 		if act != "call" {
 			for _, k := range sortedKeys(s.keys) {
-				if k != act {
+				if k != act && stepExtraOnly(k) == "" {
 					p.errorf(s.keys[k].at, label+"."+k, "applies only to call steps (this step is %s)", act)
 				}
 			}
@@ -513,6 +520,9 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 		switch act {
 		case "cpu":
 			st.Kind, st.Demand = model.StepCPU, s.keys[act].v.(sim.Dist)
+			if a, ok := s.keys["alloc_kb"]; ok {
+				st.Alloc = int64(a.v.(float64) * 1024)
+			}
 		case "wait":
 			st.Kind, st.Demand = model.StepWait, s.keys[act].v.(sim.Dist)
 		case "lock", "unlock":
@@ -524,6 +534,9 @@ func (p *loader) resolveSteps(t *tierSpec, c *chain, tier model.Tier, index map[
 			st.Lock, st.LockName = locks[name], name
 			if act == "lock" {
 				st.Kind = model.StepLock
+				if a, ok := s.keys["acquires"]; ok {
+					st.Acquires = a.v.(int)
+				}
 				if k, ok := held[name]; ok {
 					p.errorf(s.keys[act].at, label+".lock", "lock %q is already held since step %d (it would deadlock)", name, k)
 				}
@@ -712,7 +725,7 @@ func (p *loader) resolveCall(c *chain, who callerInfo) *model.Call {
 		Client:            client,
 		Target:            who.target,
 		Binding:           bindingName,
-		ASPNet:            who.tier.Host == model.HostASPNetClassic || who.tier.Host == model.HostIISIntegrated,
+		ASPNet:            who.tier.Host.IsASPNet(),
 		Cores:             max(who.tier.Cores, 1),
 		MaxConnection:     c.int(scopeStep, "maxconnection"),
 		MaxConnectionHost: c.int(scopeStep, "maxconnection_host"),

@@ -226,6 +226,7 @@ var tierKeys = concatKeys(
 		intKey("nettcp.sharing_listen_backlog", 1, maxInt32, ""),
 		{name: "wcf.one_way", typ: tBool},
 	},
+	contentionKeys,
 	callKeysExcept("calls.", "call"),
 )
 
@@ -236,6 +237,7 @@ var stepKeys = concatKeys(
 		{name: "lock", typ: tString},
 		{name: "unlock", typ: tString},
 	},
+	contentionStepKeys,
 	callKeys,
 )
 

@@ -60,6 +60,21 @@ func processModel(c *chain, keys map[string]any, n int) {
 	}
 }
 
+// clrInjection gives a CLR preset's worker pool the controller of the
+// tier's .NET version (dotnet.md §3): the gate's one thread per 500 ms
+// while work waits ("clr") on .NET 2.0–3.5, hill climbing with the gate's
+// starvation check ("clr4") on 4.0 and later. The I/O pool keeps "clr"
+// (§3g). keys is the preset layer of c, changed in place; an explicit
+// worker.injection stays above it.
+func clrInjection(c *chain, keys map[string]any) {
+	if keys["worker.injection"] != "clr" {
+		return
+	}
+	if v := c.str(scopeTier, "dotnet"); v != "" && dotnetAtLeast(v, "4.0") {
+		keys["worker.injection"] = "clr4"
+	}
+}
+
 // isASPNetHost reports whether a host key names an ASP.NET host.
 func isASPNetHost(h string) bool { return h == "aspnet-classic" || h == "iis-integrated" }
 

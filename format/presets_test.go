@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/tsim-dev/tsim/model"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,6 +30,11 @@ func TestTierPresets(t *testing.T) {
 	clr := func(min, max int) model.Pool {
 		return model.Pool{Min: min, Max: max, Injection: model.InjectCLR, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
 	}
+	clr4 := func(min, max int) model.Pool { // dotnet.md §3c–§3e: .NET 4.0 and later
+		p := clr(min, max)
+		p.Injection = model.InjectCLR4
+		return p
+	}
 	free := func(max int) model.Pool {
 		return model.Pool{Min: 0, Max: max, Injection: model.InjectNone, GateDelay: 500 * time.Millisecond, IdleTimeout: 20 * time.Second}
 	}
@@ -50,10 +56,10 @@ func TestTierPresets(t *testing.T) {
 	}{
 		{"none", model.HostSelf, free(unlimitedThreads), free(unlimitedThreads), model.Admission{}, nil, 0, 0},
 		{"self-net35", model.HostSelf, clr(4, 1000), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 16, MaxSessions: 10, MaxInstances: 26, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, 2, time.Minute},
-		{"self-net4", model.HostSelf, clr(4, 32767), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 64, MaxSessions: 400, MaxInstances: 464, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, 2, time.Minute},
+		{"self-net4", model.HostSelf, clr4(4, 32767), clr(4, 1000), model.Admission{}, &model.WCF{MaxCalls: 64, MaxSessions: 400, MaxInstances: 464, Instancing: model.PerSession, Concurrency: model.ConcurrencySingle, MaxPendingSessions: 128, PendingSessionTimeout: 2 * time.Minute}, 2, time.Minute},
 		{"aspnet-classic-net35", model.HostASPNetClassic, clr(4, 400), clr(4, 400), classic, nil, 48, time.Minute},
 		{"iis7-net35", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc35, nil, 48, time.Minute},
-		{"iis7-net4", model.HostIISIntegrated, clr(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
+		{"iis7-net4", model.HostIISIntegrated, clr4(4, 400), clr(4, 400), conc4, nil, 48, time.Minute},
 		{"tomcat", model.HostThreads, free(200), free(200), model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 200, QueueLimit: 8292, CountExecuting: true}, nil, 0, 0},
 		{"go", model.HostSelf, free(unlimitedThreads), free(unlimitedThreads), model.Admission{}, nil, 0, 0},
 	}
@@ -240,5 +246,31 @@ func TestBindingRatios(t *testing.T) {
 	}
 	if b, _ := findBinding("none"); b != (model.Binding{Name: "none"}) {
 		t.Errorf("binding none is %+v, want all zero", b)
+	}
+}
+
+// TestInjectionByVersion: a CLR preset's worker pool takes the controller
+// of the tier's .NET version (dotnet.md §3): the gate's rule ("clr") on
+// 2.0–3.5, hill climbing with starvation ("clr4") on 4.0 and later, so a
+// variant that changes dotnet changes it; the I/O pool keeps "clr", and an
+// explicit worker.injection wins.
+func TestInjectionByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		preset, extra string
+		worker, io    model.Injection
+	}{
+		{"self-net35", "", model.InjectCLR, model.InjectCLR},
+		{"self-net35", `dotnet = "4.0"`, model.InjectCLR4, model.InjectCLR},
+		{"self-net35", `dotnet = "core"`, model.InjectCLR4, model.InjectCLR},
+		{"self-net4", `dotnet = "3.5"`, model.InjectCLR, model.InjectCLR},
+		{"iis7-net4", `worker.injection = "clr"`, model.InjectCLR, model.InjectCLR},
+		{"aspnet-classic-net35", `dotnet = "4.8"`, model.InjectCLR4, model.InjectCLR},
+		{"none", `dotnet = "4.8"`, model.InjectNone, model.InjectNone}, // not a CLR pool
+	} {
+		file := strings.Replace(presetFile(tc.preset), "cores = 4\n", "cores = 4\n"+tc.extra+"\n", 1)
+		tier := loadTopo(t, file).Tiers[0]
+		if tier.Worker.Injection != tc.worker || tier.IO.Injection != tc.io {
+			t.Errorf("%s %s: worker %v, io %v; want %v, %v", tc.preset, tc.extra, tier.Worker.Injection, tier.IO.Injection, tc.worker, tc.io)
+		}
 	}
 }

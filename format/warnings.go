@@ -110,7 +110,7 @@ func (c *chain) warnUnused(rel, format string, args ...any) {
 
 // warnTier warns about the tier keys a resolved tier ignores.
 func warnTier(c *chain, tier *model.Tier) {
-	aspnet := tier.Host == model.HostASPNetClassic || tier.Host == model.HostIISIntegrated
+	aspnet := tier.Host.IsASPNet()
 	if !aspnet {
 		c.warnUnused("auto_config", "processModel autoConfig is ASP.NET's; host %q is not an ASP.NET host (docs/dotnet.md §2a)", tier.Host)
 		c.warnUnused("admission.module", "the WCF HTTP module is ASP.NET's; host %q is not an ASP.NET host (docs/dotnet.md §3h)", tier.Host)

@@ -19,7 +19,8 @@ const openTiers = 12
 const howTo = "Drag across a chart to zoom (the time axes of the page zoom together), double-click to zoom out; hover for the values; click a legend entry to hide or show its series."
 
 // countersSection draws every tier's counters over time, a chart per kind
-// of unit and a column per variant, from each variant's first replication.
+// of unit and a column per variant, from each variant's first replication;
+// nil when no variant kept its time series.
 func countersSection(r *results.Experiment, done []*results.Scenario) *Section {
 	s := &Section{ID: "counters", Title: "Counters over time"}
 	var lanes []lane
@@ -32,8 +33,7 @@ func countersSection(r *results.Experiment, done []*results.Scenario) *Section {
 		labels = append(labels, sc.Variant)
 	}
 	if len(lanes) == 0 {
-		s.Text("No time series were kept.")
-		return s
+		return nil // no time series kept (explain's runs)
 	}
 	intro := howTo
 	if r.Replications > 1 {
@@ -131,7 +131,7 @@ var outcomeColors = [...]string{palette[0], palette[5], palette[1], palette[3]}
 var outcomeLabels = [...]string{"completed", "timed out", "rejected", "failed"}
 
 // latencySection draws each request's client latency against the time it
-// ended, a chart per variant.
+// ended, a chart per variant; nil when no variant kept its points.
 func latencySection(r *results.Experiment, done []*results.Scenario) *Section {
 	s := &Section{ID: "latency", Title: "Latency of each request"}
 	g := &Grid{Columns: min(len(done), 2)}
@@ -147,8 +147,7 @@ func latencySection(r *results.Experiment, done []*results.Scenario) *Section {
 		g.Charts = append(g.Charts, c)
 	}
 	if len(g.Charts) == 0 {
-		s.Text("No latency points were kept.")
-		return s
+		return nil
 	}
 	s.Text("Each dot is one request, at the time it ended (timed out, rejected and failed requests at the time their client gave up or was refused); a run keeps a regular subsample of up to 20,000 of them. Where more than %d are kept, one dot per %d × %d cell of the picture is drawn, so that every isolated dot stays.", scatterAll, scatterCols, scatterRows)
 	s.Add(Block{Charts: g})
@@ -358,10 +357,10 @@ type sweepMetric struct {
 var sweepMetrics = []sweepMetric{
 	{"goodput", "goodput (solid) and entry-tier throughput (dashed)", "/s", "requests per second",
 		func(a results.Aggregate) float64 { return a.GoodputPerS }, func(c *results.Intervals) *float64 { return c.GoodputPerS }, 1, nil},
-	{"p99", "99th percentile client latency", "s", "p99 latency of completed requests (s)",
+	{"p99", "99th percentile client latency of completed requests", "s", "p99 latency (s)",
 		func(a results.Aggregate) float64 { return a.Latency.P99 }, func(c *results.Intervals) *float64 { return c.LatencyP99S }, 1,
 		func(a results.Aggregate) bool { return a.GoodputPerS > 0 }},
-	{"timeouts", "requests that timed out", "%", "timed out (% of requests ended after warm-up)",
+	{"timeouts", "requests that timed out, % of the requests ended after warm-up", "%", "timed out (%)",
 		func(a results.Aggregate) float64 { return a.TimeoutRate }, func(c *results.Intervals) *float64 { return c.TimeoutRate }, 100, nil},
 }
 

@@ -60,14 +60,18 @@ func Experiment(r *results.Experiment, opt Options) *Page {
 	}
 
 	if f := findings(r, done); len(f) > 0 {
-		s := p.Add(&Section{ID: "binds", Title: "What binds"})
+		// A sweep's list is long: folded.
+		s := p.Add(&Section{ID: "binds", Title: "What binds", Collapsed: len(f) > 12})
 		s.Text("Where requests waited, read from the counters of the measured period (the limits that bind are the ones requests queue for); tsim explain says which limit binds and what to change.")
 		s.Add(Block{Findings: f})
 	}
 
 	if !r.IsSweep() {
-		p.Add(countersSection(r, done))
-		p.Add(latencySection(r, done))
+		for _, s := range []*Section{countersSection(r, done), latencySection(r, done)} {
+			if s != nil {
+				p.Add(s)
+			}
+		}
 	} else {
 		p.Add(sweepSection(r, done))
 	}

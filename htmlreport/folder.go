@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -102,10 +104,15 @@ func (o *orderedParams) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// maxResultBytes bounds each file of a result folder ReadFolder reads.
+const maxResultBytes = 1 << 30
+
 // ReadFolder reads a result folder: its summary.json, which must be
 // there, and the charts of its report.html, which may not be.
 func ReadFolder(dir string) (*Folder, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	// Through package input: a regular file, bounded (tsim diff may be
+	// given any folder).
+	b, err := input.ReadRegular(filepath.Join(dir, "summary.json"), maxResultBytes, "result files")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
@@ -134,12 +141,15 @@ func ReadFolder(dir string) (*Folder, error) {
 	x.Finished = len(x.Scenarios)
 	if !*s.Complete {
 		// The missing scenarios of an interrupted run.
+		if s.Scenarios > format.MaxScenarios {
+			return nil, fmt.Errorf("%s: %d scenarios; an experiment has at most %d", filepath.Join(dir, "summary.json"), s.Scenarios, format.MaxScenarios)
+		}
 		for len(x.Scenarios) < s.Scenarios {
 			x.Scenarios = append(x.Scenarios, nil)
 		}
 	}
 	f := &Folder{Dir: dir, Exp: x}
-	page, err := os.ReadFile(filepath.Join(dir, FileName))
+	page, err := input.ReadRegular(filepath.Join(dir, FileName), maxResultBytes, "result files")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.Note = "no " + FileName + " (run with --outputs lacking html)"
@@ -192,47 +202,11 @@ func (c *Column) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// HistoryDir is the folder, inside a result folder, of the runs --keep
-// kept: HistoryDir/1 the oldest, each next run's number one more.
+// HistoryDir is the folder, inside a result folder, of the runs tsim run
+// --keep kept (atomicio.Dir.Keep moves them): HistoryDir/1 the oldest,
+// each next run's number one more. Numbers, not times: the paths are the
+// same on every machine and a kept run keeps its path.
 const HistoryDir = "history"
-
-// Keep moves the files of the last run in dir (those that match one of
-// the filepath.Match patterns) into dir/history/<n>, n one more than the
-// highest kept so far, and returns that folder; "" when dir holds none of
-// them (a first run). Numbers, not times: the paths are the same on every
-// machine and a kept run keeps its path.
-func Keep(dir string, patterns []string) (string, error) {
-	var present []string
-	for _, pat := range patterns {
-		names, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return "", err
-		}
-		for _, p := range names {
-			n := filepath.Base(p)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(present, n) {
-				present = append(present, n)
-			}
-		}
-	}
-	if len(present) == 0 {
-		return "", nil
-	}
-	last, err := lastKept(dir)
-	if err != nil {
-		return "", err
-	}
-	to := filepath.Join(dir, HistoryDir, strconv.Itoa(last+1))
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return "", err
-	}
-	for _, n := range present {
-		if err := os.Rename(filepath.Join(dir, n), filepath.Join(to, n)); err != nil {
-			return "", err
-		}
-	}
-	return to, nil
-}
 
 // lastKept is the highest number in dir/history (0 when there is none).
 func lastKept(dir string) (int, error) {

@@ -251,3 +251,39 @@ func TestBadChartIsAnError(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A sweep's page draws the three curves against the first axis, with
+// confidence bars when there are replications.
+func TestSweepPage(t *testing.T) {
+	r := &results.Experiment{Name: "sw", File: "sw.toml", Seed: 1, Replications: 3, Mode: "sim",
+		Sweep: []results.Axis{{Key: "tier.web.calls.maxconnection", Values: []string{"2", "8", "64"}}}}
+	for i, v := range []string{"2", "8", "64"} {
+		h := 0.1 * float64(i+1)
+		a := results.Aggregate{GoodputPerS: float64(i + 1), ThroughputPerS: float64(i + 1), TimeoutRate: 0.5 / float64(i+1),
+			Latency: results.Latency{P99: 1}, Requests: results.Counts{Completed: 10}, FirstTimeoutS: -1,
+			CI: &results.Intervals{GoodputPerS: &h, ThroughputPerS: &h, TimeoutRate: &h, LatencyP99S: &h}}
+		r.Scenarios = append(r.Scenarios, &results.Scenario{Index: i, Variant: "base", Params: []results.Param{{Key: r.Sweep[0].Key, Value: v}}, Agg: a})
+	}
+	r.Finished = 3
+	b, err := Report(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Chart{}
+	for _, c := range pageData(t, b) {
+		got[c.ID] = c
+	}
+	g := got["sweep/goodput"]
+	if len(g.Series) != 2 || g.X.Scale != "log" || len(g.Series[0].Err) != 3 || g.Series[0].Err[2] != 0.3 {
+		t.Errorf("sweep/goodput: %+v", g)
+	}
+	if to := got["sweep/timeouts"]; len(to.Series) != 1 || to.Frames[0].Y[0][0] != 50 || *to.Series[0].ErrMax != 100 {
+		t.Errorf("sweep/timeouts: %+v", to)
+	}
+	if _, ok := got["sweep/p99"]; !ok {
+		t.Error("no sweep/p99")
+	}
+	if !strings.Contains(string(b), "<td class=\"\">64</td>") {
+		t.Error("the summary lacks the sweep's values")
+	}
+}

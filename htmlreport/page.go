@@ -255,3 +255,19 @@ func decimable(c *Chart) bool {
 	}
 	return c.X.Labels == nil && c.X.Scale == ""
 }
+
+// Insert adds s after the section whose ID is after (first when after is
+// ""), or at the end when there is none.
+func (p *Page) Insert(after string, s *Section) {
+	if after == "" {
+		p.Sections = append([]*Section{s}, p.Sections...)
+		return
+	}
+	for i, x := range p.Sections {
+		if x.ID == after {
+			p.Sections = append(p.Sections[:i+1], append([]*Section{s}, p.Sections[i+1:]...)...)
+			return
+		}
+	}
+	p.Sections = append(p.Sections, s)
+}

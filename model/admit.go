@@ -1,5 +1,7 @@
 package model
 
+import "time"
+
 // Admission and throttle decisions are plain functions of state, shared by
 // the simulator and the real executor, so that cross-validation tests the
 // model and not two implementations of it.
@@ -81,4 +83,38 @@ func DecideListener(l *Listener, waiting int) Decision {
 		return DecisionReject
 	}
 	return DecisionQueue
+}
+
+// Admit is the tier's door for an arriving request (Admission.Kind): run
+// it now, queue it, or refuse it, given the worker threads busy, the
+// requests executing and those already queued.
+func (t *Tier) Admit(busyWorkers, executing, queued int) Decision {
+	a := &t.Admission
+	switch a.Kind {
+	case AdmitClassic:
+		return DecideClassic(t.Worker.Max, busyWorkers, a.MinFreeThreads, queued, a.QueueLimit)
+	case AdmitConcurrent:
+		return DecideConcurrent(executing, a.MaxExecuting, queued, a.QueueLimit, a.CountExecuting)
+	}
+	return DecisionRun
+}
+
+// CanStart reports whether the head of the tier's admission queue may
+// start now.
+func (t *Tier) CanStart(busyWorkers, executing int) bool {
+	a := &t.Admission
+	switch a.Kind {
+	case AdmitClassic:
+		return CanDrainClassic(t.Worker.Max, busyWorkers, a.MinFreeThreads)
+	case AdmitConcurrent:
+		return executing < a.MaxExecuting
+	}
+	return true
+}
+
+// DropsQueued reports whether a request leaving the admission queue after
+// waiting there for waited is dropped unserved: its client has gone
+// (orphaned) and it waited longer than ClientConnectedCheck.
+func (a *Admission) DropsQueued(orphaned bool, waited time.Duration) bool {
+	return a.ClientConnectedCheck > 0 && orphaned && waited > a.ClientConnectedCheck
 }

@@ -331,12 +331,15 @@ func analyse(top *Topology) (Analysis, int) {
 		if !t.Agent { // a load agent's threads are not modelled: one per user
 			add(Bound{Throttle: pname + " " + t.Name, Kind: "threads", Tier: t.Name, Limit: float64(pool.Max), Hold: threadHold, Note: note})
 		}
-		if pool.Injection == InjectCLR && pool.Min < pool.Max {
+		if pool.Injection != InjectNone && pool.Min < pool.Max {
+			note := fmt.Sprintf("above %d threads the CLR adds one per %v while starved", pool.Min, pool.GateDelay)
+			if pool.Injection == InjectCLR4 {
+				note = fmt.Sprintf("above %d threads the CLR 4 pool grows by hill climbing, or by one thread per %v–%v while starved (dotnet.md §3c–§3e)", pool.Min, pool.GateDelay, 2*pool.GateDelay)
+			}
 			add(Bound{Throttle: pname + " " + t.Name + " (minimum, before injection)", Kind: "threads-min", Tier: t.Name,
-				Limit: float64(maxInt(pool.Min, 1)), Hold: threadHold,
-				Note: fmt.Sprintf("above %d threads the CLR adds one per %v while starved", pool.Min, pool.GateDelay)})
+				Limit: float64(maxInt(pool.Min, 1)), Hold: threadHold, Note: note})
 		}
-		if (t.Host == HostASPNetClassic || t.Host == HostIISIntegrated) && t.Admission.SyncModule && t.WCF != nil {
+		if t.IsASPNet() && t.Admission.SyncModule && t.WCF != nil {
 			add(Bound{Throttle: "worker threads " + t.Name + " (sync module)", Kind: "threads", Tier: t.Name,
 				Limit: float64(t.Worker.Max), Hold: aspHold, Note: "the synchronous HTTP module holds an ASP.NET worker per request"})
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
 )
 
 // The counters a .NET engineer reads (docs/counters.md): the pieces both
@@ -225,4 +226,217 @@ func LegacyASPNet(dotnet string) bool {
 		return true
 	}
 	return false
+}
+
+// Lv is one of a tier's levels (docs/counters.md): counters that go up and
+// down over time, kept by both executors in an array indexed by Lv, and
+// reported as their time average and maximum (FillTier) and their value
+// at each sample (FillSample).
+type Lv uint8
+
+const (
+	LvExecuting       Lv = iota // requests executing (Requests Executing)
+	LvQueued                    // requests not yet executing
+	LvOutstanding               // operations in progress (Calls Outstanding)
+	LvThreadsBusy               // threads busy, both pools
+	LvThreads                   // threads that exist, both pools
+	LvThreadQueue               // requests waiting for a thread, both pools
+	LvMemory                    // bytes held by the requests in the tier (Tier.MemoryPerRequest)
+	LvCPU                       // cores busy with the tier's demands
+	LvCurrent                   // requests queued or executing (Requests Current)
+	LvAppQueued                 // the admission queue alone (Requests Queued)
+	LvPipelines                 // HttpApplication instances (Pipeline Instance Count)
+	LvInstances                 // MaxConcurrentInstances slots in use
+	LvWorkerBusy                // worker threads busy
+	LvWorkers                   // worker threads that exist
+	LvIOBusy                    // I/O threads busy
+	LvIOThreads                 // I/O threads that exist
+	LvListenerWaiting           // connections waiting in the netTcp listener (TierState.ListenWaiting)
+	NumLv
+)
+
+// Tally is a tier's counters as one executor keeps them, for Visit: the
+// simulator's over virtual time, real mode's under its locks. Durations
+// are simulated.
+type Tally interface {
+	Level(k Lv, delta float64) // level k changes by delta now
+	Waited(d time.Duration)    // a request starts executing after waiting d (TierCounts.Waited); on ASP.NET it takes an HttpApplication (AppPool.Take)
+	Executed(d time.Duration)  // a request that executed for d ends (TierCounts.Executed); on ASP.NET it gives its HttpApplication back
+	OpStarted()                // TierCounts.OpStarted
+	OpEnded(d time.Duration)   // TierCounts.OpEnded
+}
+
+// Visit is one request's passage through its tier's counters: the points
+// of its life at which both executors count it (docs/counters.md). Times
+// are simulated instants.
+type Visit struct {
+	// In: counted as arrived (a request refused at the door never is);
+	// Exec from the start of execution (ExecAt); InOp while its operation
+	// runs (from OpAt); Left: its ASP.NET request ended before the
+	// request did (a one-way request answered).
+	In, Exec, InOp, Left bool
+	ExecAt, OpAt         time.Duration
+}
+
+// Enter counts a request admitted or queued at the door: current, queued,
+// and its memory.
+func (v *Visit) Enter(c Tally, memory int64) {
+	v.In = true
+	c.Level(LvCurrent, 1)
+	c.Level(LvQueued, 1)
+	c.Level(LvMemory, float64(memory))
+}
+
+// StartExec is the request leaving the queues, at now, having arrived at
+// arrived: it is executing (Requests Executing; Request Wait Time ends).
+func (v *Visit) StartExec(c Tally, now, arrived time.Duration) {
+	if v.Exec {
+		return
+	}
+	v.Exec, v.ExecAt = true, now
+	c.Level(LvQueued, -1)
+	c.Level(LvExecuting, 1)
+	c.Waited(now - arrived)
+}
+
+// StartOp is the operation starting (WCF's MethodCalled: Calls, Calls Per
+// Second, Calls Outstanding).
+func (v *Visit) StartOp(c Tally, now time.Duration) {
+	v.InOp, v.OpAt = true, now
+	c.Level(LvOutstanding, 1)
+	c.OpStarted()
+}
+
+// EndOp is the operation returning, or ending with the request (Calls
+// Duration).
+func (v *Visit) EndOp(c Tally, now time.Duration) {
+	v.InOp = false
+	c.Level(LvOutstanding, -1)
+	c.OpEnded(now - v.OpAt)
+}
+
+// endRequest ends the request's counters (Requests Current, Executing or
+// Queued, Request Execution Time, its HttpApplication instance).
+func (v *Visit) endRequest(c Tally, now time.Duration) {
+	c.Level(LvCurrent, -1)
+	if v.Exec {
+		c.Level(LvExecuting, -1)
+		c.Executed(now - v.ExecAt)
+	} else {
+		c.Level(LvQueued, -1)
+	}
+}
+
+// Answered is a one-way request answered on an ASP.NET host: its ASP.NET
+// request ends there (the operation goes on).
+func (v *Visit) Answered(c Tally, now time.Duration) {
+	if v.In {
+		v.endRequest(c, now)
+		v.Left = true
+	}
+}
+
+// Leave is the request ending: its operation if it still runs, its
+// memory, its ASP.NET request if not answered before.
+func (v *Visit) Leave(c Tally, now time.Duration, memory int64) {
+	if v.InOp {
+		v.EndOp(c, now)
+	}
+	if v.In {
+		c.Level(LvMemory, -float64(memory))
+		if !v.Left {
+			v.endRequest(c, now)
+		}
+	}
+}
+
+// FillSample fills a time-series sample of a tier from its levels' values
+// now (v, indexed by Lv) and its CPU utilisation over the interval (%).
+func FillSample(s *results.TierSample, v *[NumLv]float64, cpu float64) {
+	*s = results.TierSample{
+		Executing:   v[LvExecuting],
+		Queued:      v[LvQueued],
+		Outstanding: v[LvOutstanding],
+		ThreadsBusy: v[LvThreadsBusy],
+		Threads:     v[LvThreads],
+		ThreadQueue: v[LvThreadQueue],
+		CPU:         cpu,
+		MemoryMB:    v[LvMemory] / (1 << 20),
+
+		Current:    v[LvCurrent],
+		AppQueued:  v[LvAppQueued],
+		Pipelines:  v[LvPipelines],
+		Instances:  v[LvInstances],
+		WorkerBusy: v[LvWorkerBusy],
+		Workers:    v[LvWorkers],
+		IOBusy:     v[LvIOBusy],
+		IOThreads:  v[LvIOThreads],
+	}
+}
+
+// FillTier fills the levels of a tier's result from their time averages
+// and maxima over the measured period (indexed by Lv), and what the tier's
+// settings say of it.
+func FillTier(r *results.Tier, t *Tier, mean, peak *[NumLv]float64) {
+	r.Name, r.Cores, r.Machine, r.Host, r.DotNet, r.WCF = t.Name, t.Cores, t.Machine, t.Host.String(), t.DotNet, t.WCF != nil
+	r.CPUUtil = mean[LvCPU] / float64(max(t.Cores, 1))
+	r.ExecutingMean, r.ExecutingMax = mean[LvExecuting], peak[LvExecuting]
+	r.QueuedMean, r.QueuedMax = mean[LvQueued], peak[LvQueued]
+	r.CurrentMean, r.CurrentMax = mean[LvCurrent], peak[LvCurrent]
+	r.AppQueuedMean, r.AppQueuedMax = mean[LvAppQueued], peak[LvAppQueued]
+	r.PipelinesMean, r.PipelinesMax = mean[LvPipelines], peak[LvPipelines]
+	r.OutstandingMean, r.OutstandingMax = mean[LvOutstanding], peak[LvOutstanding]
+	r.InstancesMean, r.InstancesMax = mean[LvInstances], peak[LvInstances]
+	r.ListenerWaitingMean, r.ListenerWaitingMax = mean[LvListenerWaiting], peak[LvListenerWaiting]
+	r.ThreadsBusyMean, r.ThreadsBusyMax = mean[LvThreadsBusy], peak[LvThreadsBusy]
+	r.ThreadsMax = peak[LvThreads]
+	r.ThreadQueueMean = mean[LvThreadQueue]
+	r.WorkerBusyMean, r.WorkerBusyMax = mean[LvWorkerBusy], peak[LvWorkerBusy]
+	r.WorkersMean, r.WorkersMax = mean[LvWorkers], peak[LvWorkers]
+	r.IOBusyMean, r.IOBusyMax = mean[LvIOBusy], peak[LvIOBusy]
+	r.IOThreadsMean, r.IOThreadsMax = mean[LvIOThreads], peak[LvIOThreads]
+	r.MemoryMaxMB = peak[LvMemory] / (1 << 20)
+}
+
+// TierEnds are what a tier counts of its requests' ends over the measured
+// period, the same in both executors (real mode locks them).
+type TierEnds struct {
+	Completed, Rejected, Aborted int64
+	Wasted                       time.Duration  // CPU spent on work nobody waits for any more
+	Resp                         *sim.Histogram // arrival to reply of the requests completed
+	served, waited               int64          // completed, and of those the ones that waited in a queue
+}
+
+// NewTierEnds returns empty counts.
+func NewTierEnds() TierEnds { return TierEnds{Resp: sim.NewHistogram()} }
+
+// Reset starts the measured period.
+func (e *TierEnds) Reset() {
+	e.Completed, e.Rejected, e.Aborted, e.Wasted = 0, 0, 0, 0
+	e.Resp.Reset()
+	e.served, e.waited = 0, 0
+}
+
+// Done counts a request completed d after it arrived; queued: it waited
+// in one of the tier's queues.
+func (e *TierEnds) Done(d time.Duration, queued bool) {
+	e.Completed++
+	e.Resp.Record(d)
+	e.served++
+	if queued {
+		e.waited++
+	}
+}
+
+// Fill fills a tier's result with the counts.
+func (e *TierEnds) Fill(r *results.Tier) {
+	r.Completed, r.Rejected, r.Aborted, r.WastedCPUSeconds = e.Completed, e.Rejected, e.Aborted, e.Wasted.Seconds()
+	if e.Resp.Count() > 0 {
+		r.ResponseMean = e.Resp.Mean().Seconds()
+		r.ResponseP50 = e.Resp.Quantile(0.5).Seconds()
+		r.ResponseP99 = e.Resp.Quantile(0.99).Seconds()
+	}
+	if e.served > 0 {
+		r.PWait = float64(e.waited) / float64(e.served)
+	}
 }

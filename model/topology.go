@@ -40,6 +40,12 @@ var hostNames = [...]string{"self", "aspnet-classic", "iis-integrated", "threads
 
 func (h HostKind) String() string { return hostNames[h] }
 
+// IsASPNet reports whether the host is ASP.NET (IIS classic or
+// integrated pipeline): its requests pass ASP.NET's admission and take a
+// worker thread and an HttpApplication instance, and a request is
+// executing from its worker thread on (Tier.ExecStartsAt).
+func (h HostKind) IsASPNet() bool { return h == HostASPNetClassic || h == HostIISIntegrated }
+
 // Tier is one process: its CPU, thread pools, admission, WCF service
 // behaviour and the operation it runs for each request.
 type Tier struct {
@@ -80,6 +86,10 @@ type Tier struct {
 	// the tier (queued or executing), in bytes; reported as a level.
 	MemoryPerRequest int64
 
+	// Contention holds the mechanisms by which more concurrency costs the
+	// process throughput (contention.go); all off unless set.
+	Contention Contention
+
 	// Farm names the farm the tier is a machine of ("" for a tier on one
 	// machine), Replica its number in the farm (1-based; 0 outside one).
 	Farm    string
@@ -96,15 +106,25 @@ type Tier struct {
 	Machine int
 }
 
+// IsASPNet reports whether the tier is hosted by ASP.NET (HostKind.IsASPNet).
+func (t *Tier) IsASPNet() bool { return t.Host.IsASPNet() }
+
 // HoldsWorker reports whether a request holds an ASP.NET worker thread for
 // its whole life: an ASP.NET page, or a WCF service behind the synchronous
 // HTTP module (the second of "two threads per request").
 func (t *Tier) HoldsWorker() bool {
-	switch t.Host {
-	case HostASPNetClassic, HostIISIntegrated:
-		return t.Admission.SyncModule || t.WCF == nil
+	return t.IsASPNet() && (t.Admission.SyncModule || t.WCF == nil)
+}
+
+// ExecStartsAt is the phase whose end makes a request executing (ASP.NET's
+// Requests Executing, the end of Request Wait Time): its worker thread on
+// an ASP.NET host, else the thread its operation runs on (or, when it
+// takes an instance lock after decoding, that lock).
+func (t *Tier) ExecStartsAt() PhaseKind {
+	if t.IsASPNet() {
+		return PhaseWorker
 	}
-	return false
+	return PhaseThread
 }
 
 // RunsOnIO reports whether the operation runs on the I/O (completion port)
@@ -141,9 +161,14 @@ const (
 	// GateDelay × 1.1^(threads − Min) has passed since the last one, so
 	// injection slows geometrically (≈ one per 3.4 s at Min + 20).
 	InjectCLR2
+	// InjectCLR4 is the CLR 4+ controller (.NET Framework 4.0–4.8, .NET
+	// Core and 5+): a goal moved by hill climbing on completions and
+	// raised by the gate thread when no work item was dequeued for a
+	// while (ThreadPool, HillClimbing; docs/dotnet.md §3c–§3e).
+	InjectCLR4
 )
 
-var injectionNames = [...]string{"none", "clr", "clr2"}
+var injectionNames = [...]string{"none", "clr", "clr2", "clr4"}
 
 func (i Injection) String() string { return injectionNames[i] }
 
@@ -331,6 +356,13 @@ type Step struct {
 	Lock   int      // StepLock, StepUnlock: index into the tier's locks
 	// LockName is the lock's name, for messages.
 	LockName string
+	// Acquires (StepLock): how many short acquisitions of the lock the
+	// stretch up to its unlock stands for; a request handed the lock by
+	// a convoy pays a wake-up for each (Handoff.Delay). 0 or 1: one.
+	Acquires int
+	// Alloc (StepCPU): bytes the step allocates, charged to the
+	// process's garbage collector when it starts (GC.Allocate).
+	Alloc int64
 }
 
 // ProxyKind is how a caller obtains a WCF client proxy for a call.

@@ -1,6 +1,12 @@
 package model
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/tsim-dev/tsim/results"
+	"github.com/tsim-dev/tsim/sim"
+)
 
 // The walk: what a request does in a tier after admission, in order. Both
 // executors follow it — the simulator's job (job.go) as an event-driven
@@ -116,7 +122,7 @@ type Phase struct {
 func (t *Tier) Walk() []Phase {
 	w := make([]Phase, 0, 12+len(t.Gates))
 	w = append(w, Phase{Kind: PhaseAdmission})
-	if t.HoldsWorker() || t.Host == HostASPNetClassic || t.Host == HostIISIntegrated {
+	if t.IsASPNet() {
 		w = append(w, Phase{Kind: PhaseWorker})
 	}
 	if t.WCF != nil {
@@ -163,7 +169,7 @@ func (t *Tier) WalkOf(m MsgKind) []Phase {
 		return t.Walk()
 	}
 	w := []Phase{{Kind: PhaseAdmission}}
-	if t.HoldsWorker() || t.Host == HostASPNetClassic || t.Host == HostIISIntegrated {
+	if t.IsASPNet() {
 		w = append(w, Phase{Kind: PhaseWorker})
 	}
 	effect := PhaseNegotiate
@@ -187,4 +193,210 @@ func (b *Binding) NegotiationLegCPU() time.Duration {
 		return 0
 	}
 	return b.SessionCPU / time.Duration(b.NegotiationLegs)
+}
+
+// ---------------------------------------------------------------------------
+// taking a phase
+
+// Res is a resource a phase of the walk waits for. Each executor maps it
+// to its own slots (simulated or real); which one a phase takes, and on
+// what conditions, is decided here (Need), once for both.
+type Res uint8
+
+const (
+	ResNone          Res = iota
+	ResWorker            // the ASP.NET worker pool (Tier.Worker)
+	ResHandler           // the pool the operation runs on (Tier.RunsOnIO: I/O, else worker)
+	ResInstances         // MaxConcurrentInstances
+	ResCalls             // MaxConcurrentCalls
+	ResSingletonLock     // the Single instance's lock (WCF.SingleLock)
+	ResSessionLock       // the request's session's PerSession instance lock
+	ResGate              // Tier.Gates[Need.Index]
+)
+
+// Act is what a phase asks its executor to do.
+type Act uint8
+
+const (
+	ActNone         Act = iota // nothing: on to the next phase
+	ActAcquire                 // wait for Need.Res, then Got
+	ActReuseWorker             // the handler thread is the worker thread held (an ASP.NET page), then Got
+	ActCPU                     // use Need.CPU of the tier's CPU
+	ActSession                 // open the proxy's WCF session, or wait for it (Session)
+	ActAccept                  // answer a one-way request (PhaseAccept)
+	ActSteps                   // run the operation's steps
+	ActDone                    // the reply: the request ends completed
+	ActNegotiate               // a negotiation's last leg issues the session's token (DecideNegotiation)
+	ActCloseSession            // a proxy's close ends its session
+)
+
+// Need is what taking one phase asks of the executor.
+type Need struct {
+	Act   Act
+	Res   Res  // ActAcquire: the resource to wait for
+	Index int  // ResGate: which gate
+	Hold  Hold // what the request holds once granted; NoHold for nothing (the singleton's instance lives for the run)
+	Cat   int  // ActAcquire: the breakdown category of the wait (results.Bd*)
+	// Bounded: the request asks for its first thread; it is refused when
+	// the pool's bounded queue is full (ThreadPool.Rejects).
+	Bounded bool
+	// Pause: a request that must wait gives its thread back meanwhile and
+	// takes one again once granted (WCF pauses a MessageRpc that finds the
+	// instance lock taken).
+	Pause bool
+	// Exec: the request starts executing once past the phase (Visit.StartExec).
+	Exec bool
+	CPU  time.Duration // ActCPU
+}
+
+// NoHold is Need.Hold for a resource that is not held (Got records nothing).
+const NoHold = numHolds
+
+// Need decides what phase ph asks of request r in the tier, whose run-time
+// state is st. It changes st and r only where taking the phase decides
+// something at once (the call that creates the service instance).
+func (t *Tier) Need(ph Phase, r *Req, st *TierState) Need {
+	w := t.WCF
+	switch ph.Kind {
+	case PhaseWorker:
+		n := Need{Exec: t.ExecStartsAt() == PhaseWorker}
+		if t.HoldsWorker() {
+			n.Act, n.Res, n.Hold, n.Cat, n.Bounded = ActAcquire, ResWorker, HoldWorker, results.BdThread, true
+		}
+		return n
+	case PhaseSession:
+		return Need{Act: ActSession}
+	case PhaseInstance:
+		switch {
+		case w == nil:
+		case w.Instancing == SingleInstance:
+			if !st.SingleInstance {
+				return Need{Act: ActAcquire, Res: ResInstances, Hold: NoHold, Cat: results.BdThrottle}
+			}
+		case w.Instancing == PerCall || !r.Sessionful:
+			// PerCall, or PerSession without a session: an instance per
+			// call. (A session keeps its own PerSession instance.)
+			return Need{Act: ActAcquire, Res: ResInstances, Hold: HoldInstance, Cat: results.BdThrottle}
+		}
+	case PhaseCallSlot:
+		if w != nil {
+			return Need{Act: ActAcquire, Res: ResCalls, Hold: HoldCallSlot, Cat: results.BdThrottle}
+		}
+	case PhaseChannel:
+		if l := t.InstanceLock(false, r.Sessionful); l != ResNone {
+			return Need{Act: ActAcquire, Res: l, Hold: HoldChannel, Cat: results.BdLock}
+		}
+	case PhaseConcurrency:
+		if l := t.InstanceLock(true, r.Sessionful); l != ResNone {
+			return Need{Act: ActAcquire, Res: l, Hold: HoldInstanceLock, Cat: results.BdLock, Pause: true, Exec: t.ExecStartsAt() == PhaseThread}
+		}
+	case PhaseActivate:
+		if d := w.ActivateCPU(st.createsInstance(t, r)); d > 0 {
+			return Need{Act: ActCPU, CPU: d}
+		}
+	case PhaseGate:
+		return Need{Act: ActAcquire, Res: ResGate, Index: ph.Gate, Hold: HoldGate, Cat: results.BdThrottle}
+	case PhaseThread:
+		n := Need{Act: ActAcquire, Res: ResHandler, Hold: HoldThread, Cat: results.BdThread, Bounded: !t.HoldsWorker(),
+			Exec: t.ExecStartsAt() == PhaseThread && t.InstanceLock(true, r.Sessionful) == ResNone} // else once past its instance lock
+		if !t.RunsOnIO() && r.Held.Holds(HoldWorker) {
+			n.Act = ActReuseWorker // an ASP.NET page runs on the worker thread it was given
+		}
+		return n
+	case PhaseDecode:
+		d := r.ExtraCPU
+		if r.Msg == MsgCall {
+			d += r.Call.Binding.Cost(r.Call.RequestKB)
+		}
+		if d > 0 {
+			return Need{Act: ActCPU, CPU: d}
+		}
+	case PhaseAccept:
+		return Need{Act: ActAccept}
+	case PhaseSteps:
+		return Need{Act: ActSteps}
+	case PhaseEncode:
+		if d := r.Call.Binding.Cost(r.Call.ReplyKB); d > 0 && !t.OneWay() { // a one-way operation has no reply message
+			return Need{Act: ActCPU, CPU: d}
+		}
+	case PhaseDone:
+		return Need{Act: ActDone}
+	case PhaseNegotiate:
+		if r.Last && w != nil && r.Session != nil {
+			return Need{Act: ActNegotiate}
+		}
+	case PhaseSessionClose:
+		if r.Session != nil {
+			return Need{Act: ActCloseSession}
+		}
+	}
+	return Need{}
+}
+
+// Got records what request r holds once the resource of n was granted (or,
+// for ActReuseWorker, reused).
+func (t *Tier) Got(n Need, r *Req, st *TierState) {
+	switch {
+	case n.Act == ActReuseWorker:
+		r.Held.Move(HoldWorker, HoldThread)
+	case n.Res == ResInstances && n.Hold == NoHold:
+		st.SingleInstance = true // the Single instance lives for the run
+	case n.Hold == HoldGate:
+		r.Held.TakeGate()
+	case n.Hold != NoHold:
+		r.Held.Take(n.Hold)
+	}
+}
+
+// InstanceLock is the instance lock a request takes before decoding (a
+// session's PerSession instance with ConcurrencyMode Single: WCF does not
+// pump such a channel concurrently) or after (afterDecode: the singleton's,
+// or a session's with ConcurrencyMode Reentrant), or ResNone.
+func (t *Tier) InstanceLock(afterDecode, sessionful bool) Res {
+	w := t.WCF
+	switch {
+	case w == nil || w.Concurrency == ConcurrencyMultiple:
+	case w.Instancing == SingleInstance:
+		if afterDecode {
+			return ResSingletonLock
+		}
+	case w.Instancing == PerSession && sessionful && afterDecode == (w.Concurrency == ConcurrencyReentrant):
+		return ResSessionLock
+	}
+	return ResNone
+}
+
+// GivesBackDuringCalls reports what a request gives back while it waits
+// for a downstream call, and takes again before it goes on: its thread
+// (an asynchronous handler) and its instance lock (ConcurrencyMode
+// Reentrant).
+func (t *Tier) GivesBackDuringCalls() (thread, lock bool) {
+	return t.Async, t.WCF != nil && t.WCF.Concurrency == ConcurrencyReentrant
+}
+
+// LockCount is the number of the operation's own locks (Step.Lock).
+func (t *Tier) LockCount() int {
+	n := 0
+	for si := range t.Steps {
+		if st := &t.Steps[si]; (st.Kind == StepLock || st.Kind == StepUnlock) && st.Lock >= n {
+			n = st.Lock + 1
+		}
+	}
+	return n
+}
+
+// StepDemand is the demand of CPU or wait step si (its CPU scaled by
+// CostMultiplier) and the name of the random stream it is drawn from, the
+// same in both executors so that one seed gives both the same demands
+// (common random numbers); ok is false for other steps.
+func (t *Tier) StepDemand(si int) (d sim.Dist, stream string, ok bool) {
+	st := &t.Steps[si]
+	if st.Kind != StepCPU && st.Kind != StepWait {
+		return sim.Dist{}, "", false
+	}
+	d = st.Demand
+	if st.Kind == StepCPU && t.CostMultiplier > 0 && t.CostMultiplier != 1 {
+		d = d.Scale(t.CostMultiplier)
+	}
+	return d, fmt.Sprintf("tier/%s/step/%d/%s", t.Name, si, st.Kind), true
 }

@@ -574,7 +574,7 @@ func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *
 		if lat := cs.spec.Network.Latency; lat > 0 {
 			t0 := clk.now()
 			err := clk.sleep(nctx, 2*lat)
-			root.charge(bdNet, clk.now()-t0)
+			root.charge(results.BdNet, clk.now()-t0)
 			if err != nil {
 				return results.Failed, context.Cause(nctx)
 			}
@@ -663,7 +663,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	if s != nil {
 		t0 := clk.now()
 		err := s.acquire(actx)
-		root.charge(bdThrottle, clk.now()-t0)
+		root.charge(results.BdThrottle, clk.now()-t0)
 		if err != nil {
 			return classify(nil)
 		}
@@ -692,7 +692,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 && b.NegotiationLegs == 0 {
 			t0 := clk.now()
 			err := clk.sleep(actx, hs)
-			root.charge(bdNet, clk.now()-t0)
+			root.charge(results.BdNet, clk.now()-t0)
 			if err != nil {
 				return classify(nil)
 			}
@@ -774,14 +774,14 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 				cs.wait.Record(clk.toSim(now - t0))
 				cs.wmu.Unlock()
 			}
-			root.charge(bdConn, now-t0)
+			root.charge(results.BdConn, now-t0)
 			if d := spec.Binding.Cost(spec.RequestKB); d > 0 && from != nil {
 				sendErr = from.useCPU(actx, d, root)
 			}
 			if d := spec.Wire(spec.RequestKB); d > 0 && sendErr == nil {
 				t1 := clk.now()
 				sendErr = clk.sleep(actx, d)
-				root.charge(bdNet, clk.now()-t1)
+				root.charge(results.BdNet, clk.now()-t1)
 			}
 		},
 	}
@@ -859,7 +859,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	if d := spec.Wire(replyKB); d > 0 {
 		t1 := clk.now()
 		rerr = clk.sleep(actx, d)
-		root.charge(bdNet, clk.now()-t1)
+		root.charge(results.BdNet, clk.now()-t1)
 	}
 	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil && !oneWay {
 		rerr = from.useCPU(actx, d, root)

@@ -43,9 +43,11 @@
 //     under one lock, as the model advances at one instant), worker
 //     thread, WCF instance and call throttles, the instance lock
 //     (InstanceContextMode Single with ConcurrencyMode Single/Reentrant),
-//     the handler thread, decode, the steps, encode. Thread pools are FIFO
-//     semaphores whose capacity is the number of threads; above Min the
-//     CLR gate ticks every GateDelay (scaled) and asks model.ShouldInject.
+//     the handler thread, decode, the steps, encode. Thread pools are
+//     model.ThreadPool behind a mutex (pool.go): the model decides which
+//     thread is created when (the CLR gate, hill climbing); the gate and
+//     retire ticks are goroutines that wait until the (scaled) instant
+//     the pool asked for and call it at that instant.
 //     Named locks, throttles and cores are FIFO semaphores with
 //     cancellation (sem), since Go's channels and mutexes are not FIFO.
 //     executionTimeout is a periodic check that cancels the request.

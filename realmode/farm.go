@@ -296,7 +296,7 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.mu.Unlock()
 		t0 := clk.now()
 		err := b.door.wait(ctx, wt)
-		root.charge(bdAdmit, clk.now()-t0)
+		root.charge(results.BdAdmit, clk.now()-t0)
 		if err != nil {
 			return // the client has gone
 		}
@@ -305,7 +305,7 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d := spec.Latency; d > 0 {
 		t0 := clk.now()
 		err := clk.sleep(ctx, d)
-		root.charge(bdNet, clk.now()-t0)
+		root.charge(results.BdNet, clk.now()-t0)
 		if err != nil {
 			return
 		}
@@ -395,7 +395,7 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d := spec.Latency; d > 0 {
 		t0 := clk.now()
 		err := clk.sleep(ctx, d)
-		root.charge(bdNet, clk.now()-t0)
+		root.charge(results.BdNet, clk.now()-t0)
 		if err != nil {
 			return
 		}

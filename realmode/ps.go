@@ -23,6 +23,13 @@ type psCPU struct {
 	timer *time.Timer
 	armed bool
 	stop  bool
+	// sched, if set, is the factor by which work inflates with n jobs in
+	// service (the model's context switches); slow a further factor set
+	// from outside (paging; ≤ 1: none; setSlowdown); frozen the real
+	// instant before which no job progresses (freeze).
+	sched  func(n int) float64
+	slow   float64
+	frozen time.Duration
 
 	onChange func(n int) // called with mu held after n changed
 	// shares are the tiers of a machine several tiers share
@@ -51,19 +58,57 @@ func newPSCPU(clk *clock, cores int) *psCPU {
 
 func (p *psCPU) rate() float64 {
 	n := float64(len(p.jobs))
-	if n <= p.cores {
-		return 1
+	r := 1.0
+	if n > p.cores {
+		r = p.cores / n
 	}
-	return p.cores / n
+	if p.sched != nil {
+		r /= p.sched(len(p.jobs))
+	}
+	if p.slow > 1 {
+		r /= p.slow
+	}
+	return r
 }
 
 func (p *psCPU) advance(now time.Duration) {
 	if now > p.last {
-		if len(p.jobs) > 0 {
-			p.v += p.rate() * float64(now-p.last)
+		from := p.last
+		if p.frozen > from {
+			from = min(p.frozen, now)
+		}
+		if len(p.jobs) > 0 && now > from {
+			p.v += p.rate() * float64(now-from)
 		}
 		p.last = now
 	}
+}
+
+// setSlowdown makes every job's work inflate by f ≥ 1 from now on, as
+// sim.PS.SetSlowdown does (the model's context switches and paging).
+func (p *psCPU) setSlowdown(f float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f == p.slow || f <= 1 && p.slow <= 1 {
+		return
+	}
+	p.advance(p.clk.now())
+	p.slow = f
+	p.reschedule()
+}
+
+// freeze stops every job's progress for the real duration d from now
+// (a garbage collection's pause), as sim.PS.Freeze does.
+func (p *psCPU) freeze(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clk.now()
+	p.advance(now)
+	p.frozen = max(p.frozen, now) + d
+	p.reschedule()
 }
 
 // use serves a real demand d; it returns ctx's cause if ctx ends first
@@ -118,6 +163,9 @@ func (p *psCPU) reschedule() {
 	}
 	r := p.rate()
 	delay := time.Duration((p.jobs[0].finish-p.v)/r) - p.clk.slack()
+	if now := p.clk.now(); p.frozen > now {
+		delay += p.frozen - now
+	}
 	delay = max(delay, 0)
 	if p.timer == nil {
 		p.timer = time.AfterFunc(delay, p.onTimer)
@@ -136,6 +184,9 @@ func (p *psCPU) onTimer() {
 	}
 	p.advance(p.clk.now())
 	early := p.rate() * float64(p.clk.slack())
+	if p.frozen > p.last {
+		early = 0 // a pause: nothing leaves before it ends
+	}
 	n := len(p.jobs)
 	for len(p.jobs) > 0 && p.jobs[0].finish <= p.v+early {
 		j := p.jobs[0]

@@ -628,7 +628,7 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		for i, t := range rt.tiers {
 			t.cmu.Lock()
 			resp[i] = sim.NewHistogram()
-			resp[i].Merge(t.resp)
+			resp[i].Merge(t.ends.Resp)
 			t.cmu.Unlock()
 		}
 		for _, f := range rt.farms {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/results"
 )
 
 // WCF sessions (model job.go openSession, clientGone, abandonSession;
@@ -45,6 +46,7 @@ var errRefused = errors.New("connection refused: the netTcp listener's pending c
 // sessState is one client proxy as its target tier sees it (the server
 // half of model.proxyInst). Its fields are guarded by the tier's sessMu.
 type sessState struct {
+	model.Session
 	id       uint64
 	perCall  bool
 	jobs     int  // jobs in progress on the proxy (from arrival to finish)
@@ -56,9 +58,6 @@ type sessState struct {
 	// the jobs waiting for it then look again.
 	ready chan struct{}
 	lock  *sem // PerSession + ConcurrencyMode Single/Reentrant: the session's instance lock
-	// created: its PerSession service instance was created
-	// (model.WCF.InstanceCPU paid).
-	created bool
 	// aborted: the client aborted the proxy unseen by a server that keeps
 	// the session until SessionIdleTimeout after its last message
 	// (lastActive, real time; idle the timer); pending: its security
@@ -106,8 +105,8 @@ func (cs *callStat) closeInst(p *proxyInst, aborted bool) {
 // sessionFor registers a job on its proxy's state, creating it at the
 // proxy's first request (model call cpServer: proxy.jobs++).
 func (t *tierRT) sessionFor(id uint64, perCall bool, idle time.Duration, msg model.MsgKind) *sessState {
-	t.sessMu.Lock()
-	defer t.sessMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := t.sessMap[id]
 	if s == nil {
 		s = &sessState{id: id, perCall: perCall, idleAfter: idle}
@@ -125,8 +124,8 @@ func (t *tierRT) sessionFor(id uint64, perCall bool, idle time.Duration, msg mod
 // so that it finds the proxy closed, opens a session if it must and
 // closes it at its end, as the model does for a job on a dead proxy.
 func (t *tierRT) closeProxy(id uint64, aborted bool) {
-	t.sessMu.Lock()
-	defer t.sessMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := t.sessMap[id]
 	if s == nil {
 		s = &sessState{id: id}
@@ -141,8 +140,8 @@ func (t *tierRT) closeProxy(id uint64, aborted bool) {
 		if s.pending && s.pendTimer == nil && t.spec.WCF != nil && t.spec.WCF.PendingSessionTimeout > 0 {
 			// Negotiated, but the call that would open it never came.
 			s.pendTimer = time.AfterFunc(t.rt.clk.toReal(t.spec.WCF.PendingSessionTimeout), func() {
-				t.sessMu.Lock()
-				defer t.sessMu.Unlock()
+				t.mu.Lock()
+				defer t.mu.Unlock()
 				if s.jobs == 0 {
 					t.unpendLocked(s)
 				}
@@ -168,8 +167,8 @@ func (t *tierRT) settleLocked(s *sessState) {
 		return
 	}
 	s.idle = time.AfterFunc(wait, func() {
-		t.sessMu.Lock()
-		defer t.sessMu.Unlock()
+		t.mu.Lock()
+		defer t.mu.Unlock()
 		if s.jobs == 0 {
 			t.closeSessionLocked(s) // receiveTimeout: the idle session is dropped
 		}
@@ -183,11 +182,11 @@ func (t *tierRT) pendLocked(s *sessState) bool {
 	if s.pending {
 		return true
 	}
-	if !model.DecideNegotiation(t.pending, t.spec.WCF.MaxPendingSessions) {
+	if !model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions) {
 		return false
 	}
 	s.pending = true
-	t.pending++
+	t.st.Pending++
 	return true
 }
 
@@ -197,7 +196,7 @@ func (t *tierRT) unpendLocked(s *sessState) {
 		return
 	}
 	s.pending = false
-	t.pending--
+	t.st.Pending--
 	if s.pendTimer != nil {
 		s.pendTimer.Stop()
 		s.pendTimer = nil
@@ -226,12 +225,12 @@ func (t *tierRT) closeSessionLocked(s *sessState) {
 // ends with its job (model.HoldSession), a closed proxy's with its last job.
 func (j *job) leaveSession() {
 	s := j.sess
-	if s == nil || j.msg != model.MsgCall {
+	if s == nil || j.Msg != model.MsgCall {
 		return
 	}
 	t := j.t
-	t.sessMu.Lock()
-	defer t.sessMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s.jobs--
 	s.lastActive = t.rt.clk.now()
 	if s.dead && s.jobs == 0 {
@@ -247,13 +246,8 @@ func (j *job) leaveSession() {
 // (model job.keepsSession): its client closes it with a message of its
 // own, or aborted it unseen by the server.
 func (j *job) keepsSession() bool {
-	b := &j.spec.Binding
+	b := &j.Call.Binding
 	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
-}
-
-// sessionful reports whether the job runs in a WCF session.
-func (j *job) sessionful() bool {
-	return j.t.wcf && j.spec.Binding.Sessionful && j.sess != nil
 }
 
 // openSession makes sure the job's proxy has a server session (model
@@ -263,7 +257,7 @@ func (j *job) sessionful() bool {
 func (j *job) openSession() error {
 	t := j.t
 	s := j.sess
-	if !j.sessionful() {
+	if !j.Sessionful {
 		return nil
 	}
 	// The wait ends when the job's context ends or its client gives up.
@@ -275,64 +269,64 @@ func (j *job) openSession() error {
 	defer cancel(nil)
 	// A session over HTTP (SessionIdleTimeout): the server never learns
 	// that the client gave up; the call stays queued, orphaned.
-	if j.reqCtx.Err() == nil && j.spec.Binding.SessionIdleTimeout <= 0 {
+	if j.reqCtx.Err() == nil && j.Call.Binding.SessionIdleTimeout <= 0 {
 		stop := context.AfterFunc(j.reqCtx, func() { cancel(errClientGone) })
 		defer stop()
 	}
 	for {
-		t.sessMu.Lock()
+		t.mu.Lock()
 		if s.session {
-			t.sessMu.Unlock()
+			t.mu.Unlock()
 			return nil
 		}
 		if s.opener != nil {
 			// Another call on the proxy is opening it: wait, then look again.
 			ch := s.ready
-			t.sessMu.Unlock()
+			t.mu.Unlock()
 			t0 := t.rt.clk.now()
 			select {
 			case <-ch:
-				j.charge(bdThrottle, t0)
+				j.charge(results.BdThrottle, t0)
 				continue
 			case <-ctx.Done():
-				j.charge(bdThrottle, t0)
+				j.charge(results.BdThrottle, t0)
 				return context.Cause(ctx)
 			}
 		}
 		s.opener = j
 		s.ready = make(chan struct{})
-		t.sessMu.Unlock()
+		t.mu.Unlock()
 		break
 	}
-	listen := j.spec.Binding.Listener
+	listen := j.Call.Binding.Listener
 	if listen {
 		// A new connection through the netTcp listener (model
 		// job.openSession): it waits among the listener's pending and
 		// backlogged connections, or is refused when they are full.
-		t.sessMu.Lock()
-		if !t.sessions.free() && model.DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == model.DecisionReject {
+		t.mu.Lock()
+		if !t.sessions.free() && model.DecideListener(&t.spec.WCF.Listener, t.st.ListenWaiting) == model.DecisionReject {
 			s.opener = nil
 			close(s.ready)
-			t.sessMu.Unlock()
+			t.mu.Unlock()
 			return errRefused
 		}
-		t.listenWaiting++
-		t.lvListen.add(1)
-		t.sessMu.Unlock()
+		t.st.ListenWaiting++
+		t.lv[model.LvListenerWaiting].add(1)
+		t.mu.Unlock()
 	}
-	err := j.waitFor2(ctx, bdThrottle, t.sessions.acquire)
+	err := j.waitFor2(ctx, results.BdThrottle, t.sessions.acquire)
 	if listen {
-		t.sessMu.Lock()
-		t.listenWaiting--
-		t.lvListen.add(-1)
-		t.sessMu.Unlock()
+		t.mu.Lock()
+		t.st.ListenWaiting--
+		t.lv[model.LvListenerWaiting].add(-1)
+		t.mu.Unlock()
 	}
 	gotSession := err == nil
 	if err == nil && t.spec.WCF.Instancing == model.PerSession {
-		err = j.waitFor2(ctx, bdThrottle, t.instances.acquire)
+		err = j.waitFor2(ctx, results.BdThrottle, t.instances.acquire)
 	}
-	t.sessMu.Lock()
-	defer t.sessMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if err != nil {
 		// The opener leaves before the session is open (model
 		// abandonSession): the slots it took go back and the waiters try
@@ -348,7 +342,7 @@ func (j *job) openSession() error {
 	s.session, s.instance, s.opener = true, t.spec.WCF.Instancing == model.PerSession, nil
 	t.unpendLocked(s) // accepted: no longer a pending security session
 	if s.perCall {
-		j.held.Take(model.HoldSession)
+		j.Held.Take(model.HoldSession)
 	}
 	close(s.ready)
 	return nil
@@ -361,70 +355,6 @@ func (j *job) waitFor2(ctx context.Context, cat int, acquire func(context.Contex
 	j.charge(cat, t0)
 	if err != nil {
 		return context.Cause(ctx)
-	}
-	return nil
-}
-
-// concLockOf returns the instance lock the job takes (model job.concLock):
-// the Single instance's, or with PerSession instancing on a sessionful
-// binding its session's; nil with ConcurrencyMode Multiple.
-// createsInstance reports whether the job is the call that creates its
-// service instance (model job.createsInstance).
-func (j *job) createsInstance() bool {
-	t := j.t
-	switch {
-	case t.spec.WCF.Instancing == model.SingleInstance:
-		t.instMu.Lock()
-		defer t.instMu.Unlock()
-		first := !t.singleCreated
-		t.singleCreated = true
-		return first
-	case t.spec.WCF.Instancing == model.PerSession && j.sessionful():
-		t.sessMu.Lock()
-		defer t.sessMu.Unlock()
-		first := !j.sess.created
-		j.sess.created = true
-		return first
-	}
-	return true
-}
-
-// lockBeforeDecode and lockAfterDecode are the instance lock the job takes
-// before decoding (a session's, ConcurrencyMode Single) and after (the
-// singleton's, or a session's with Reentrant): model job.lockBeforeDecode.
-func (j *job) lockBeforeDecode() *sem {
-	if j.t.concLock != nil || j.t.spec.WCF.Concurrency != model.ConcurrencySingle {
-		return nil
-	}
-	return j.concLockOf()
-}
-
-func (j *job) lockAfterDecode() *sem {
-	if j.t.concLock != nil {
-		return j.t.concLock
-	}
-	if j.t.spec.WCF.Concurrency != model.ConcurrencyReentrant {
-		return nil
-	}
-	return j.concLockOf()
-}
-
-func (j *job) concLockOf() *sem {
-	t := j.t
-	w := t.spec.WCF
-	if w == nil || w.Concurrency == model.ConcurrencyMultiple {
-		return nil
-	}
-	if t.concLock != nil {
-		return t.concLock
-	}
-	if w.Instancing == model.PerSession && j.sessionful() {
-		t.sessMu.Lock()
-		defer t.sessMu.Unlock()
-		if j.sess.lock == nil {
-			j.sess.lock = newSem(1)
-		}
-		return j.sess.lock
 	}
 	return nil
 }

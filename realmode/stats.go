@@ -7,21 +7,6 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// Breakdown categories: results' (one list for both executors).
-const (
-	bdConn     = results.BdConn
-	bdAdmit    = results.BdAdmit
-	bdThread   = results.BdThread
-	bdThrottle = results.BdThrottle
-	bdLock     = results.BdLock
-	bdCPUWait  = results.BdCPUWait
-	bdCPU      = results.BdCPU
-	bdExternal = results.BdExternal
-	bdNet      = results.BdNet
-	bdOther    = results.BdOther
-	bdN        = results.BdN
-)
-
 // rootReq is one top-level request of the load. Tiers find it by the id
 // carried in a header (as a tracer would) to charge their waits to its
 // response-time breakdown.
@@ -30,7 +15,7 @@ type rootReq struct {
 	start time.Duration // real
 	mu    sync.Mutex
 	done  bool
-	bd    [bdN]time.Duration // real
+	bd    [results.BdN]time.Duration // real
 }
 
 // charge adds a real span to a category, unless the root has ended (the
@@ -61,7 +46,7 @@ func (rt *runner) newRoot() *rootReq {
 		// two, the shed request would stay in flight, not rejected.
 		rt.shed++
 		rt.live++
-		rt.recordLocked(rt.clk.now(), 0, [bdN]time.Duration{}, results.Rejected)
+		rt.recordLocked(rt.clk.now(), 0, [results.BdN]time.Duration{}, results.Rejected)
 		rt.mu.Unlock()
 		return nil
 	}
@@ -96,7 +81,7 @@ func (rt *runner) record(r *rootReq, o results.Outcome) {
 
 // recordLocked counts an outcome at now of a request that lasted span
 // real time; rt.mu is held and the run has not ended.
-func (rt *runner) recordLocked(now, span time.Duration, bd [bdN]time.Duration, o results.Outcome) {
+func (rt *runner) recordLocked(now, span time.Duration, bd [results.BdN]time.Duration, o results.Outcome) {
 	rt.live--
 	lat := rt.clk.toSim(span)
 	switch o {

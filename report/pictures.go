@@ -83,6 +83,14 @@ func pictures(r *results.Experiment) []picture {
 	if r.IsSweep() {
 		out = append(out, sweepPictures(r)...)
 	}
+	for i, u := range r.USL { // usl.png, usl-2.png, ...
+		title := name + ": Universal Scalability Law fitted to throughput"
+		if u.Line != "" && len(r.USL) > 1 {
+			title += ", " + u.Line
+		}
+		f, err := plots.USL(title, u)
+		out = append(out, picture{plots.FileName(plots.PageStem("usl", i), plots.PNG), f, err})
+	}
 	if hasLoadTest(r) {
 		out = append(out, loadTestPicture(r))
 	}

@@ -62,6 +62,9 @@ type summaryJSON struct {
 	scenarioJSON
 	Variants []scenarioJSON `json:"variants"`
 	Points   []scenarioJSON `json:"points"`
+	// USL: the Universal Scalability Law fitted to a sweep's throughput
+	// over a concurrency-like key (results.Experiment.USL).
+	USL []*results.USL `json:"usl,omitempty"`
 }
 
 type sweepAxisJSON struct {
@@ -96,6 +99,7 @@ func SummaryJSON(r *results.Experiment) ([]byte, error) {
 		Warnings:         r.Warnings,
 		Variants:         []scenarioJSON{},
 		Points:           []scenarioJSON{},
+		USL:              r.USL,
 	}
 	for _, ax := range r.Sweep {
 		s.Sweep = append(s.Sweep, sweepAxisJSON{ax.Key, ax.Values})

@@ -36,7 +36,7 @@ var OutputFiles = outputFiles()
 func outputFiles() []string {
 	out := []string{"summary.json", "summary.csv", "timeseries.csv", "perfmon.csv", "loadtest.csv"}
 	for _, f := range plots.Formats {
-		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest"} {
+		for _, stem := range []string{"counters", "counters-*", "latency", "latency-cdf", "sweep-throughput", "sweep-p99", "sweep-timeouts", "loadtest", "usl", "usl-*"} {
 			out = append(out, plots.FileName(stem, f))
 		}
 	}

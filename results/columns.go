@@ -157,6 +157,15 @@ var TierColumns = concat(
 		{Name: "rejected", I: func(t *Tier) *int64 { return &t.Rejected }, Runs: sum, Machines: sum},
 		{Name: "aborted", I: func(t *Tier) *int64 { return &t.Aborted }, Runs: sum, Machines: sum},
 		{Name: "wasted_cpu_s", F: func(t *Tier) *float64 { return &t.WastedCPUSeconds }, Runs: mean, Machines: sum},
+		{Name: "gc_time_percent", F: func(t *Tier) *float64 { return &t.GCTimePercent }, Runs: mean, Machines: mean},
+		{Name: "gen0_collections", I: func(t *Tier) *int64 { return &t.Gen0Collections }, Runs: sum, Machines: sum},
+		{Name: "gen2_collections", I: func(t *Tier) *int64 { return &t.Gen2Collections }, Runs: sum, Machines: sum},
+		{Name: "out_of_memory", I: func(t *Tier) *int64 { return &t.OutOfMemory }, Runs: sum, Machines: sum},
+		{Name: "committed_max_mb", F: func(t *Tier) *float64 { return &t.CommittedMaxMB }, Runs: most, Machines: sum},
+		{Name: "context_switch_cpu_share", F: func(t *Tier) *float64 { return &t.SwitchCPUShare }, Runs: mean, Machines: byCores},
+		{Name: "paging_cpu_share", F: func(t *Tier) *float64 { return &t.PagingCPUShare }, Runs: mean, Machines: byCores},
+		{Name: "bookkeeping_cpu_share", F: func(t *Tier) *float64 { return &t.BookkeepingCPUShare }, Runs: mean, Machines: byCores},
+		{Name: "lock_handoff_per_request_s", F: func(t *Tier) *float64 { return &t.LockHandoffS }, Runs: Rule{Op: Weighted, By: ByCompleted}, Machines: byServed},
 	},
 )
 

@@ -98,6 +98,11 @@ type Experiment struct {
 	// PerReplica: the reports show every machine of a farm besides the
 	// farm's totals (report.per_replica, tsim run --per-replica).
 	PerReplica bool
+	// USL is the Universal Scalability Law fitted to the throughput of
+	// each line of a sweep over a concurrency-like key (users, a
+	// connection limit, a thread pool, a throttle; analysis.AttachUSL);
+	// nil otherwise.
+	USL []*USL
 	// Warnings are the settings the experiment makes that take no effect
 	// (format.Experiment.Warnings), each "file:line: key: why".
 	Warnings []string

@@ -154,6 +154,22 @@ type Tier struct {
 	Rejected         int64   `json:"rejected"`
 	Aborted          int64   `json:"aborted"` // ended unserved or cut short by the server: executionTimeout, clientConnectedCheck, a WCF session never opened for a client that had gone
 	WastedCPUSeconds float64 `json:"wasted_cpu_s"`
+
+	// What the contention mechanisms took (model.Contention; issue 24);
+	// all zero, and absent from summary.json, when they are off.
+	GCTimePercent   float64 `json:"gc_time_percent,omitempty"`  // .NET CLR Memory\% Time in GC: the share of the period the process was paused
+	Gen0Collections int64   `json:"gen0_collections,omitempty"` // .NET CLR Memory\# Gen 0 Collections (every collection collects gen 0)
+	Gen2Collections int64   `json:"gen2_collections,omitempty"` // .NET CLR Memory\# Gen 2 Collections
+	OutOfMemory     int64   `json:"out_of_memory,omitempty"`    // requests failed with an OutOfMemoryException (in Failed)
+	CommittedMaxMB  float64 `json:"committed_max_mb,omitempty"` // stacks, working sets and base (model.Memory)
+	// The share of the tier's CPU capacity (cores × the period) lost to
+	// context switches, to paging, and spent on per-call bookkeeping.
+	SwitchCPUShare      float64 `json:"context_switch_cpu_share,omitempty"`
+	PagingCPUShare      float64 `json:"paging_cpu_share,omitempty"`
+	BookkeepingCPUShare float64 `json:"bookkeeping_cpu_share,omitempty"`
+	// LockHandoffS is the time per completed request the tier's locks
+	// stood held and idle while a waiter woke (lock convoys).
+	LockHandoffS float64 `json:"lock_handoff_per_request_s,omitempty"`
 }
 
 // Call is one caller→callee pair: its connection limit and how it was

@@ -13,6 +13,9 @@ import "math"
 // throughput of one at concurrency 1. Throughput peaks at N* = √((1−σ)/κ)
 // when κ > 0. The plots package draws it as usl.png.
 type USL struct {
+	// Line names what was fitted, when a sweep has several lines: the
+	// variant, and the values of the sweep's other axes ("variant base").
+	Line string `json:"line,omitempty"`
 	// XLabel and YLabel name the axes: "concurrent users", "goodput
 	// (requests/s)". Empty: "concurrency N", "throughput (per second)".
 	XLabel string `json:"x_label,omitempty"`

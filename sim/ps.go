@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 // PS is a multi-core processor-sharing server: with n jobs on c cores each
 // job is served at rate min(1, c/n). It keeps one completion event pending
@@ -27,6 +31,11 @@ type PS struct {
 	free []int32 // free slots
 	seq  uint64
 	next EventID
+	// slow is the factor by which work inflates, in units of 1/slowOne
+	// (slowOne: none; SetSlowdown); frozen the instant before which no
+	// job progresses (Freeze).
+	slow   uint64
+	frozen Time
 	// OnChange, if set, is called after every change in the number of jobs
 	// (for time-weighted utilisation levels).
 	OnChange func(now Time, jobs int)
@@ -59,8 +68,43 @@ func NewPS(e *Engine, cores int) *PS {
 	if cores < 1 {
 		panic("sim: PS needs at least one core")
 	}
-	return &PS{e: e, cores: int64(cores)}
+	return &PS{e: e, cores: int64(cores), slow: slowOne}
 }
+
+// slowOne is a slowdown of 1 in SetSlowdown's fixed point.
+const slowOne = 1 << 16
+
+// SetSlowdown makes every job's work inflate by f ≥ 1 from now on (a
+// processor that loses a share of its time to context switches or to
+// paging: each job is served at min(1, c/n)/f). f is kept to 1/65536, so
+// that service stays exact integer arithmetic; f < 1 is 1.
+func (p *PS) SetSlowdown(f float64) {
+	q := uint64(slowOne)
+	if f > 1 {
+		q = uint64(math.Min(math.Round(f*slowOne), 1<<40))
+	}
+	if q == p.slow {
+		return
+	}
+	p.advance()
+	p.slow = q
+	p.reschedule()
+}
+
+// Freeze stops every job's progress for d from now (a garbage
+// collection's pause that suspends every thread of the process); a freeze
+// during one extends it.
+func (p *PS) Freeze(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	p.advance()
+	p.frozen = max(p.frozen, p.e.now) + Time(d)
+	p.reschedule()
+}
+
+// FrozenUntil is the instant the current freeze ends (≤ now: none).
+func (p *PS) FrozenUntil() Time { return p.frozen }
 
 // Len returns the number of jobs in service.
 func (p *PS) Len() int { return len(p.heap) }
@@ -138,17 +182,47 @@ func (p *PS) OnEvent(e *Engine, kind int32, arg any) {
 
 func (p *PS) advance() {
 	now := p.e.now
-	dt := int64(now - p.last)
+	from := p.last
+	if p.frozen > from {
+		from = min(p.frozen, now)
+	}
+	dt := int64(now - from)
 	p.last = now
 	n := int64(len(p.heap))
 	if dt <= 0 || n == 0 {
 		return
 	}
-	if n <= p.cores {
+	switch {
+	case p.slow != slowOne:
+		p.v += int64(mulDiv(uint64(dt), uint64(min(n, p.cores))*slowOne, uint64(n)*p.slow))
+	case n <= p.cores:
 		p.v += dt
-	} else {
+	default:
 		p.v += dt * p.cores / n
 	}
+}
+
+// mulDiv is ⌊a·b/c⌋ in 128 bits (capped at 1<<62).
+func mulDiv(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi >= c {
+		return 1 << 62
+	}
+	q, _ := bits.Div64(hi, lo, c)
+	return min(q, 1<<62)
+}
+
+// ceilMulDiv is ⌈a·b/c⌉ (capped at 1<<62).
+func ceilMulDiv(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi >= c {
+		return 1 << 62
+	}
+	q, r := bits.Div64(hi, lo, c)
+	if r != 0 {
+		q++
+	}
+	return min(q, 1<<62)
 }
 
 func (p *PS) changed() {
@@ -176,8 +250,15 @@ func (p *PS) reschedule() {
 	}
 	n := int64(len(p.heap))
 	dt := r
-	if n > p.cores {
+	switch {
+	case p.slow != slowOne:
+		// ceil: ⌊dt·min(n,c)·one/(n·slow)⌋ ≥ r (advance)
+		dt = int64(ceilMulDiv(uint64(r), uint64(n)*p.slow, uint64(min(n, p.cores))*slowOne))
+	case n > p.cores:
 		dt = (r*n + p.cores - 1) / p.cores // ceil: V reaches finish by then
+	}
+	if p.frozen > p.e.now {
+		dt += int64(p.frozen - p.e.now)
 	}
 	if p.next.Valid() {
 		if id, ok := p.e.Reschedule(p.next, time.Duration(dt), ClassCompletion); ok {

@@ -287,20 +287,20 @@ type proxyState struct {
 // proxyInst is one client proxy (channel). A sessionful binding keeps a
 // server session (and, PerSession, an instance) for the proxy's life.
 type proxyInst struct {
-	id          int
-	bound       bool // a farm's replica holds its session (sessionful bindings)
-	replica     int  // which, when bound
-	perCall     bool // closed after one call
-	fresh       bool // not used yet: pays creation cost
-	session     bool // holds a server session slot
-	instance    bool
-	created     bool // its PerSession service instance was created (WCF.InstanceCPU paid)
-	sessionTier *tierRT
-	lock        *slots   // PerSession + ConcurrencyMode Single
-	opener      *job     // the job opening the session, if one is
-	sessWait    []jobRef // jobs waiting for that session
-	jobs        int      // server jobs in progress on this proxy
-	dead        bool     // closed or aborted by the client
+	id            int
+	bound         bool // a farm's replica holds its session (sessionful bindings)
+	replica       int  // which, when bound
+	perCall       bool // closed after one call
+	fresh         bool // not used yet: pays creation cost
+	session       bool // holds a server session slot
+	instance      bool
+	model.Session // its server side
+	sessionTier   *tierRT
+	lock          *slots   // PerSession + ConcurrencyMode Single
+	opener        *job     // the job opening the session, if one is
+	sessWait      []jobRef // jobs waiting for that session
+	jobs          int      // server jobs in progress on this proxy
+	dead          bool     // closed or aborted by the client
 	// aborted: the client aborted the proxy (after a timeout or a
 	// failure) rather than closing it; lastActive is when its last job
 	// ended; idle the session's inactivity timer (SessionIdleTimeout).
@@ -391,7 +391,7 @@ func (p *proxyInst) settle() {
 func (p *proxyInst) pend(t *tierRT) {
 	if p.pendTier == nil {
 		p.pendTier = t
-		t.pending++
+		t.st.Pending++
 	}
 }
 
@@ -400,7 +400,7 @@ func (p *proxyInst) unpend() {
 	if p.pendTier == nil {
 		return
 	}
-	p.pendTier.pending--
+	p.pendTier.st.Pending--
 	p.pendTier = nil
 	if p.pendTimer.Valid() {
 		p.r.e.Cancel(p.pendTimer)
@@ -628,12 +628,12 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 			c.from.cores.Release()
 		}
 		c.from.cpuOut()
-		c.root.charge(bdCPU, now.Sub(c.phaseAt))
+		c.root.charge(results.BdCPU, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
 	case ckTimer:
 		c.timer = sim.EventID{}
-		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.root.charge(results.BdNet, now.Sub(c.phaseAt))
 		c.phase++
 		c.advance()
 	case ckDeadline:
@@ -650,7 +650,7 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 		c.fail(results.TimedOut) // "unable to finish the security negotiation within the configured timeout"
 	case ckLegWire:
 		c.timer = sim.EventID{}
-		c.root.charge(bdNet, now.Sub(c.phaseAt))
+		c.root.charge(results.BdNet, now.Sub(c.phaseAt))
 		c.advance()
 	}
 }
@@ -727,7 +727,7 @@ func (c *call) advance() {
 				s = ps.pool
 			}
 			if s != nil {
-				c.waitCat = bdThrottle
+				c.waitCat = results.BdThrottle
 				c.phaseAt = c.r.e.Now()
 				if !c.wr.acquire(s, c, ckGranted, nil) {
 					return
@@ -772,7 +772,7 @@ func (c *call) advance() {
 				c.fail(results.Rejected)
 				return
 			}
-			c.waitCat = bdConn
+			c.waitCat = results.BdConn
 			c.phaseAt = c.r.e.Now()
 			if !c.wr.acquire(c.cs.conns, c, ckGranted, nil) {
 				if cn.WaitTimeout > 0 {
@@ -822,7 +822,7 @@ func (c *call) advance() {
 					c.fail(results.Rejected) // 503 from the balancer
 					return
 				}
-				c.waitCat = bdAdmit
+				c.waitCat = results.BdAdmit
 				c.phaseAt = c.r.e.Now()
 				if !c.wr.acquire(fr.lb, c, ckGranted, nil) {
 					return
@@ -849,7 +849,7 @@ func (c *call) advance() {
 				c.proxy.jobs++
 				if c.newProxy && c.spec.Binding.NegotiationLegs == 0 {
 					// The server's side of a new proxy's security negotiation.
-					j.extraCPU = c.spec.Binding.SessionCPU
+					j.ExtraCPU = c.spec.Binding.SessionCPU
 				}
 			}
 			c.server = j
@@ -902,7 +902,7 @@ func (c *call) oneWay() bool { return c.r.top.Tiers[c.spec.Target].OneWay() }
 func (c *call) sendMsg(m model.MsgKind, cpu time.Duration, last bool) {
 	t := c.r.tiers[c.spec.Target]
 	j := t.newJob(c)
-	j.msg, j.last, j.extraCPU = m, last, cpu
+	j.Msg, j.Last, j.ExtraCPU = m, last, cpu
 	c.server = j
 	c.phaseAt = c.r.e.Now()
 	t.arrive(j)

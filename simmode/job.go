@@ -14,12 +14,14 @@ import (
 // reverse order.
 type job struct {
 	t     *tierRT
-	call  *call       // the call that brought it; nil once that caller gave up (orphaned work)
-	spec  *model.Call // how it was called (binding, sizes): still needed once orphaned
+	call  *call // the call that brought it; nil once that caller gave up (orphaned work)
 	root  rootRef
 	proxy *proxyInst
-	msg   model.MsgKind // a call, or a negotiation leg or close of its proxy (WalkOf)
-	last  bool          // MsgNegotiate: the negotiation's last leg, which issues the token
+	// Req is what the walk's decisions know of it (model.Tier.Need): how
+	// it was called (still needed once orphaned), what it holds, its
+	// proxy's session; need is what its current phase asked.
+	model.Req
+	need model.Need
 
 	phase int
 	step  int
@@ -38,28 +40,21 @@ type job struct {
 	timer    sim.EventID
 	sub      *call
 
-	held     model.Holdings // what it holds in the tier, given back in reverse (finish)
-	holdCore bool           // CPUFCFS: holds a core for its CPU demand
+	holdCore bool // CPUFCFS: holds a core for its CPU demand
 	// pausedThread: it gave its thread back to wait for the instance lock
 	// (a paused MessageRpc) and takes one again once it holds the lock.
 	pausedThread bool
 	sessStage    int
 	inListen     bool // waits for its session among the netTcp listener's connections
 	// accepted: a one-way request answered (PhaseAccept); its operation
-	// goes on for nobody waiting, and is not orphaned work. leftHost: its
-	// ASP.NET request ended there (counters, worker, admission).
-	accepted, leftHost bool
+	// goes on for nobody waiting, and is not orphaned work.
+	accepted bool
 
-	// The counters (docs/counters.md): inTier once counted as arrived (a
-	// request refused at the door never is); isExec from the start of
-	// execution (execAt); inOp while its operation runs (from opAt);
-	// waited is its time in the tier's queues.
-	inTier, isExec, inOp bool
-	execAt, opAt         sim.Time
-	waited               time.Duration
-	thread               *threadPool
-	locks                []int
-	extraCPU             time.Duration
+	// visit is its passage through the tier's counters (docs/counters.md);
+	// waited its time in the tier's queues.
+	visit  model.Visit
+	waited time.Duration
+	thread *threadPool
 
 	arrived, started, phaseAt sim.Time
 	gen                       uint32 // bumped when the job is recycled
@@ -74,35 +69,17 @@ type jobRef struct {
 
 func (r jobRef) live() bool { return r.j.gen == r.gen && !r.j.ended }
 
-// The job's phase is an index into its tier's walk (walk.go); these are
-// the kinds of phase it switches on.
-const (
-	jpAdmission = model.PhaseAdmission
-	jpWorker    = model.PhaseWorker
-	jpSession   = model.PhaseSession
-	jpInstance  = model.PhaseInstance
-	jpCallSlot  = model.PhaseCallSlot
-	jpChannel   = model.PhaseChannel
-	jpConc      = model.PhaseConcurrency
-	jpActivate  = model.PhaseActivate
-	jpGate      = model.PhaseGate
-	jpThread    = model.PhaseThread
-	jpDecode    = model.PhaseDecode
-	jpAccept    = model.PhaseAccept
-	jpSteps     = model.PhaseSteps
-	jpEncode    = model.PhaseEncode
-	jpDone      = model.PhaseDone
-	jpNegotiate = model.PhaseNegotiate
-	jpClose     = model.PhaseSessionClose
-)
+// phaseOf is the job's current phase: an index into its tier's walk
+// (model.Tier.Walk, WalkOf).
+func (j *job) phaseOf() model.Phase {
+	if j.Msg != model.MsgCall {
+		return j.t.msgWalk[j.Msg-1][j.phase]
+	}
+	return j.t.walk[j.phase]
+}
 
 // kind is what the job's current phase of the walk takes.
-func (j *job) kind() model.PhaseKind {
-	if j.msg != model.MsgCall {
-		return j.t.msgWalk[j.msg-1][j.phase].Kind
-	}
-	return j.t.walk[j.phase].Kind
-}
+func (j *job) kind() model.PhaseKind { return j.phaseOf().Kind }
 
 // event kinds
 const (
@@ -124,12 +101,16 @@ func (t *tierRT) newJob(c *call) *job {
 	if n := len(r.freeJobs); n > 0 {
 		j = r.freeJobs[n-1]
 		r.freeJobs = r.freeJobs[:n-1]
-		j.held.Reset()
-		*j = job{held: j.held, gen: j.gen}
+		j.Held.Reset()
+		*j = job{Req: model.Req{Held: j.Held}, gen: j.gen}
 	} else {
 		j = &job{}
 	}
-	j.t, j.call, j.spec, j.root, j.proxy, j.arrived = t, c, c.spec, c.root, c.proxy, now
+	j.t, j.call, j.Call, j.root, j.proxy, j.arrived = t, c, c.spec, c.root, c.proxy, now
+	if p := c.proxy; p != nil {
+		j.Session = &p.Session
+		j.Sessionful = t.wcf && c.spec.Binding.Sessionful
+	}
 	return j
 }
 
@@ -161,12 +142,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 	case jkGranted:
 		j.root.charge(j.waitCat, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.grantedPhase()
-		if j.kind() == jpConc && !j.resume() {
-			return
-		}
-		j.phase++
-		j.advance()
+		j.granted()
 	case jkCPUDone:
 		if j.holdCore {
 			j.timer = sim.EventID{}
@@ -181,33 +157,35 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.onCore()
 	case jkWaitDone:
 		j.timer = sim.EventID{}
-		j.root.charge(bdExternal, now.Sub(j.phaseAt))
+		j.root.charge(results.BdExternal, now.Sub(j.phaseAt))
 		j.next()
 	case jkSubDone:
 		j.subDone(arg.(*call))
 	case jkRethread:
-		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.held.Take(model.HoldThread)
+		j.Held.Take(model.HoldThread)
 		j.afterCall()
 	case jkRetry:
-		if j.kind() != jpSession || j.wr.Waiting() {
+		if j.kind() != model.PhaseSession || j.wr.Waiting() {
 			return // not (or no longer) waiting for a session someone else opens
 		}
-		j.root.charge(bdThrottle, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThrottle, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
 		j.advance()
 	case jkRelock:
-		j.root.charge(bdLock, now.Sub(j.phaseAt))
+		j.root.charge(results.BdLock, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.held.Take(model.HoldInstanceLock)
+		j.Held.Take(model.HoldInstanceLock)
 		j.afterCall()
 	case jkResume:
-		j.root.charge(bdThread, now.Sub(j.phaseAt))
+		j.root.charge(results.BdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
-		j.held.Take(model.HoldThread)
+		j.Held.Take(model.HoldThread)
 		j.pausedThread = false
-		j.lockedIn()
+		if j.need.Exec {
+			j.startExec()
+		}
 		j.phase++
 		j.advance()
 	}
@@ -217,7 +195,7 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 // WCF pauses a MessageRpc that finds the lock taken (ConcurrencyBehavior
 // queues a MessageRpcWaiter) and resumes it when the lock is released.
 func (j *job) pause() {
-	if !j.held.Drop(model.HoldThread) {
+	if !j.Held.Drop(model.HoldThread) {
 		return
 	}
 	j.thread.Release()
@@ -232,24 +210,15 @@ func (j *job) resume() bool {
 		if !j.waitThread(j.thread, jkResume) {
 			return false
 		}
-		j.held.Take(model.HoldThread)
+		j.Held.Take(model.HoldThread)
 		j.pausedThread = false
 	}
-	j.lockedIn()
 	return true
-}
-
-// lockedIn is the job past its instance lock, on its thread: off an
-// ASP.NET host it is executing now.
-func (j *job) lockedIn() {
-	if j.t.execPhase == jpThread {
-		j.startExec()
-	}
 }
 
 // next moves past a completed step (or the decode/encode phase).
 func (j *job) next() {
-	if j.kind() == jpSteps {
+	if j.kind() == model.PhaseSteps {
 		j.step++
 	} else {
 		j.phase++
@@ -257,44 +226,33 @@ func (j *job) next() {
 	j.advance()
 }
 
-func (j *job) grantedPhase() {
-	switch j.kind() {
-	case jpWorker:
-		j.held.Take(model.HoldWorker)
-		if j.t.execPhase == jpWorker {
-			j.startExec()
-		}
-	case jpSession:
+// granted goes on once a slot the job waited for was handed to it.
+func (j *job) granted() {
+	n := j.need
+	switch n.Act {
+	case model.ActSession:
 		// The session slot (stage 0) or the session's instance (stage 1)
 		// was granted; openSession goes on from there.
 		j.leaveListener()
 		j.sessStage++
-		j.phase--
-	case jpInstance:
-		if j.t.spec.WCF.Instancing == model.SingleInstance {
-			j.t.singleInstance = true // the Single instance lives for the run
-		} else {
-			j.held.Take(model.HoldInstance)
-		}
-	case jpCallSlot:
-		j.held.Take(model.HoldCallSlot)
-	case jpChannel:
-		j.held.Take(model.HoldChannel)
-	case jpConc:
-		j.held.Take(model.HoldInstanceLock)
-	case jpGate:
-		j.held.TakeGate()
-	case jpThread:
-		j.held.Take(model.HoldThread)
-		if j.t.execPhase == jpThread && j.lockAfterDecode() == nil {
-			j.startExec()
-		}
-	case jpSteps:
+		j.advance()
+		return
+	case model.ActSteps:
 		// a lock step
-		j.held.TakeLock(j.t.spec.Steps[j.step].Lock)
+		j.Held.TakeLock(j.t.spec.Steps[j.step].Lock)
 		j.step++
-		j.phase-- // jkGranted increments the phase; stay in the steps
+		j.advance()
+		return
 	}
+	j.t.spec.Got(n, &j.Req, &j.t.st)
+	if n.Pause && !j.resume() {
+		return
+	}
+	if n.Exec {
+		j.startExec()
+	}
+	j.phase++
+	j.advance()
 }
 
 // wait queues the job on s; it reports whether the slot was taken at once.
@@ -305,12 +263,10 @@ func (j *job) wait(s *slots, cat int) bool {
 }
 
 func (j *job) waitThread(p *threadPool, kind int32) bool {
-	j.waitCat = bdThread
+	j.waitCat = results.BdThread
 	j.phaseAt = j.t.r.e.Now()
 	return p.acquire(&j.wr, j, kind, nil)
 }
-
-func (t *tierRT) usesWorker() bool { return t.spec.HoldsWorker() }
 
 // handlerPool is the pool the operation runs on.
 func (t *tierRT) handlerPool() *threadPool {
@@ -320,118 +276,32 @@ func (t *tierRT) handlerPool() *threadPool {
 	return t.worker
 }
 
-func (j *job) sessionful() bool {
-	return j.t.wcf && j.spec.Binding.Sessionful
-}
-
-// advance runs phases until one must wait.
+// advance takes phases until one must wait: what each asks is the
+// model's (model.Tier.Need), how to wait for it the simulator's.
 func (j *job) advance() {
 	t := j.t
-	w := t.spec.WCF
 	for !j.ended {
-		switch j.kind() {
-		case jpAdmission:
-			// admitted (tier.go): the walk goes on
-		case jpWorker:
-			if t.usesWorker() {
-				if t.worker.Rejects() {
-					t.reject(j)
-					return
-				}
-				if !j.waitThread(t.worker, jkGranted) {
-					return
-				}
-				j.held.Take(model.HoldWorker)
+		n := t.spec.Need(j.phaseOf(), &j.Req, &t.st)
+		j.need = n
+		switch n.Act {
+		case model.ActAcquire:
+			if !j.take(n) {
+				return
 			}
-			if t.execPhase == jpWorker {
-				j.startExec()
-			}
-		case jpSession:
+		case model.ActReuseWorker:
+			j.thread = t.worker
+			t.spec.Got(n, &j.Req, &t.st)
+		case model.ActCPU:
+			j.useCPU(n.CPU)
+			return
+		case model.ActSession:
 			if !j.openSession() {
 				return
 			}
-		case jpInstance:
-			if w != nil {
-				switch {
-				case w.Instancing == model.SingleInstance:
-					if !t.singleInstance {
-						if !j.wait(t.instances, bdThrottle) {
-							return
-						}
-						t.singleInstance = true
-					}
-				case w.Instancing == model.PerCall || !j.sessionful():
-					if !j.wait(t.instances, bdThrottle) {
-						return
-					}
-					j.held.Take(model.HoldInstance)
-				}
-			}
-		case jpCallSlot:
-			if w != nil {
-				if !j.wait(t.calls, bdThrottle) {
-					return
-				}
-				j.held.Take(model.HoldCallSlot)
-			}
-		case jpChannel:
-			if l := j.lockBeforeDecode(); l != nil {
-				if !j.wait(l, bdLock) {
-					return
-				}
-				j.held.Take(model.HoldChannel)
-			}
-		case jpConc:
-			if l := j.lockAfterDecode(); l != nil {
-				if !j.wait(l, bdLock) {
-					j.pause()
-					return
-				}
-				j.held.Take(model.HoldInstanceLock)
-				j.lockedIn()
-			}
-		case jpActivate:
-			if need := w.ActivateCPU(j.createsInstance()); need > 0 {
-				j.useCPU(need)
-				return
-			}
-		case jpGate:
-			if !j.wait(t.gates[t.walk[j.phase].Gate], bdThrottle) {
-				return
-			}
-			j.held.TakeGate()
-		case jpThread:
-			p := t.handlerPool()
-			j.thread = p
-			if p == t.worker && j.held.Holds(model.HoldWorker) {
-				// An ASP.NET page runs on the worker thread it was given.
-				j.held.Move(model.HoldWorker, model.HoldThread)
-			} else {
-				if !t.usesWorker() && p.Rejects() {
-					t.reject(j) // its first thread: the pool's queue is full
-					return
-				}
-				if !j.waitThread(p, jkGranted) {
-					return
-				}
-				j.held.Take(model.HoldThread)
-			}
-			if t.execPhase == jpThread && j.lockAfterDecode() == nil {
-				j.startExec() // else once past its instance lock (lockedIn)
-			}
-		case jpDecode:
-			need := j.extraCPU
-			if j.msg == model.MsgCall {
-				need += j.spec.Binding.Cost(j.spec.RequestKB)
-			}
-			if need > 0 {
-				j.useCPU(need)
-				return
-			}
-		case jpAccept:
+		case model.ActAccept:
 			j.accept()
-		case jpSteps:
-			if !j.inOp {
+		case model.ActSteps:
+			if !j.visit.InOp {
 				j.startOp()
 			}
 			if j.step >= len(t.spec.Steps) {
@@ -443,34 +313,82 @@ func (j *job) advance() {
 			}
 			j.step++
 			continue
-		case jpEncode:
-			if t.spec.OneWay() {
-				break // no reply message
-			}
-			if need := j.spec.Binding.Cost(j.spec.ReplyKB); need > 0 {
-				j.useCPU(need)
-				return
-			}
-		case jpDone:
+		case model.ActDone:
 			j.finish(results.Completed)
 			return
-		case jpNegotiate:
-			if j.last && w != nil && j.proxy != nil {
-				if !model.DecideNegotiation(t.pending, w.MaxPendingSessions) {
-					// QuotaExceededException: the client's negotiation
-					// fails (SecurityNegotiationException).
-					j.finish(results.Failed)
-					return
-				}
-				j.proxy.pend(t)
+		case model.ActNegotiate:
+			if !model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions) {
+				// QuotaExceededException: the client's negotiation fails
+				// (SecurityNegotiationException).
+				j.finish(results.Failed)
+				return
 			}
-		case jpClose:
-			if j.proxy != nil {
-				j.proxy.closeSession() // the Cancel ends the session
-			}
+			j.proxy.pend(t)
+		case model.ActCloseSession:
+			j.proxy.closeSession() // the Cancel ends the session
+		}
+		if n.Exec {
+			j.startExec()
 		}
 		j.phase++
 	}
+}
+
+// take starts waiting for what n asks; it reports whether it was granted
+// at once (and recorded: model.Tier.Got).
+func (j *job) take(n model.Need) bool {
+	t := j.t
+	var p *threadPool
+	switch n.Res {
+	case model.ResWorker:
+		p = t.worker
+	case model.ResHandler:
+		p = t.handlerPool()
+		j.thread = p
+	}
+	if p != nil {
+		if n.Bounded && p.Rejects() {
+			t.reject(j) // its first thread: the pool's queue is full
+			return false
+		}
+		if !j.waitThread(p, jkGranted) {
+			return false
+		}
+	} else if !j.wait(j.slotsOf(n.Res, n.Index), n.Cat) {
+		if n.Pause {
+			j.pause()
+		}
+		return false
+	}
+	t.spec.Got(n, &j.Req, &t.st)
+	return true
+}
+
+// slotsOf is the simulator's slots of a resource.
+func (j *job) slotsOf(r model.Res, i int) *slots {
+	t := j.t
+	switch r {
+	case model.ResInstances:
+		return t.instances
+	case model.ResCalls:
+		return t.calls
+	case model.ResSingletonLock:
+		return t.concLock
+	case model.ResSessionLock:
+		if j.proxy.lock == nil {
+			j.proxy.lock = newSlots(t.r.e, 1)
+		}
+		return j.proxy.lock
+	case model.ResGate:
+		return t.gates[i]
+	}
+	return nil
+}
+
+// instanceLock is the instance lock the job took before decoding or
+// after (model.Tier.InstanceLock), nil for none.
+func (j *job) instanceLock(afterDecode bool) *slots {
+	return j.slotsOf(j.t.spec.InstanceLock(afterDecode, j.Sessionful), 0)
 }
 
 // runStep starts the current step; it reports whether the step completed
@@ -492,10 +410,10 @@ func (j *job) runStep() bool {
 		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
 		return false
 	case model.StepLock:
-		if !j.wait(t.locks[st.Lock], bdLock) {
+		if !j.wait(t.locks[st.Lock], results.BdLock) {
 			return false
 		}
-		j.held.TakeLock(st.Lock)
+		j.Held.TakeLock(st.Lock)
 		return true
 	case model.StepUnlock:
 		j.unlock(st.Lock)
@@ -508,7 +426,7 @@ func (j *job) runStep() bool {
 }
 
 func (j *job) unlock(l int) {
-	if j.held.DropLock(l) {
+	if j.Held.DropLock(l) {
 		j.t.locks[l].Release()
 	}
 }
@@ -519,7 +437,7 @@ func (j *job) useCPU(d time.Duration) {
 	j.cpuNeed = d
 	if t.cores != nil {
 		// FCFS: wait for a core, then hold it for the whole demand.
-		j.waitCat = bdCPUWait
+		j.waitCat = results.BdCPUWait
 		j.phaseAt = j.cpuStart
 		if !j.wr.acquire(t.cores, j, jkCore, nil) {
 			return
@@ -538,120 +456,23 @@ func (j *job) onCore() {
 	j.timer = j.t.r.e.Schedule(j.cpuNeed, sim.ClassCompletion, j, jkCPUDone, nil)
 }
 
-// startExec is the request leaving the queues: it is executing now
-// (ASP.NET's Requests Executing; Request Wait Time ends), and on an
-// ASP.NET host it takes an HttpApplication instance.
+// startExec, startOp and endOp count the request's execution and its
+// operation (model.Visit).
 func (j *job) startExec() {
-	if j.isExec {
-		return
-	}
-	t := j.t
-	now := t.r.e.Now()
-	j.isExec, j.execAt = true, now
-	t.lvQueued.Add(now, -1)
-	t.lvExec.Add(now, 1)
-	w := now.Sub(j.arrived)
-	t.counts.Waited(w, t.r.measuring)
-	if t.pipes != nil {
-		t.pipes.Take(time.Duration(now))
-		t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
-	}
+	j.visit.StartExec(j.t, time.Duration(j.t.r.e.Now()), time.Duration(j.arrived))
 }
-
-// startOp is the operation starting (WCF's MethodCalled: Calls, Calls Per
-// Second, Calls Outstanding).
-func (j *job) startOp() {
-	t := j.t
-	now := t.r.e.Now()
-	j.inOp, j.opAt = true, now
-	t.lvOut.Add(now, 1)
-	t.counts.OpStarted(t.r.measuring)
-}
-
-// endOp is the operation returning, or ending with the request (Calls
-// Duration).
-func (j *job) endOp() {
-	t := j.t
-	now := t.r.e.Now()
-	j.inOp = false
-	t.lvOut.Add(now, -1)
-	d := now.Sub(j.opAt)
-	t.counts.OpEnded(d, t.r.measuring)
-}
+func (j *job) startOp() { j.visit.StartOp(j.t, time.Duration(j.t.r.e.Now())) }
+func (j *job) endOp()   { j.visit.EndOp(j.t, time.Duration(j.t.r.e.Now())) }
 
 func (j *job) cpuDone(now sim.Time) {
 	el := now.Sub(j.cpuStart)
-	j.root.charge(bdCPU, j.cpuNeed)
+	j.root.charge(results.BdCPU, j.cpuNeed)
 	if el > j.cpuNeed {
-		j.root.charge(bdCPUWait, el-j.cpuNeed)
+		j.root.charge(results.BdCPUWait, el-j.cpuNeed)
 	}
 	if j.orphaned() && j.t.r.measuring {
-		j.t.wasted += j.cpuNeed
+		j.t.ends.Wasted += j.cpuNeed
 	}
-}
-
-// lockBeforeDecode is the instance lock the job takes before decoding
-// (PhaseChannel): a session's PerSession instance with ConcurrencyMode
-// Single, whose channel WCF reads one message at a time.
-// lockAfterDecode is the one it takes after (PhaseConcurrency): the
-// singleton's, or a session's with ConcurrencyMode Reentrant (a
-// concurrent channel: ConcurrencyBehavior.IsConcurrent is false only for
-// Single with a session).
-func (j *job) lockBeforeDecode() *slots {
-	if j.t.concLock != nil || j.t.spec.WCF.Concurrency != model.ConcurrencySingle {
-		return nil
-	}
-	return j.concLock()
-}
-
-func (j *job) lockAfterDecode() *slots {
-	if j.t.concLock != nil {
-		return j.t.concLock
-	}
-	if w := j.t.spec.WCF; w == nil || w.Concurrency != model.ConcurrencyReentrant {
-		return nil
-	}
-	return j.concLock()
-}
-
-func (j *job) concLock() *slots {
-	t := j.t
-	w := t.spec.WCF
-	if w == nil || w.Concurrency == model.ConcurrencyMultiple {
-		return nil
-	}
-	if t.concLock != nil {
-		return t.concLock
-	}
-	if w.Instancing == model.PerSession && j.sessionful() && j.proxy != nil {
-		if j.proxy.lock == nil {
-			j.proxy.lock = newSlots(t.r.e, 1)
-		}
-		return j.proxy.lock
-	}
-	return nil
-}
-
-// createsInstance reports whether the job is the call that creates its
-// service instance (WCF.InstanceCPU): every call PerCall or without a
-// session, a session's first, the singleton's first.
-func (j *job) createsInstance() bool {
-	t := j.t
-	switch {
-	case t.spec.WCF.Instancing == model.SingleInstance:
-		if t.singleCreated {
-			return false
-		}
-		t.singleCreated = true
-		return true
-	case t.spec.WCF.Instancing == model.PerSession && j.sessionful() && j.proxy != nil:
-		if j.proxy.created {
-			return false
-		}
-		j.proxy.created = true
-		return true
-	}
-	return true
 }
 
 // openSession makes sure the job's proxy has a server session (a
@@ -663,7 +484,7 @@ func (j *job) createsInstance() bool {
 func (j *job) openSession() bool {
 	t := j.t
 	p := j.proxy
-	if t.spec.WCF == nil || p == nil || !j.sessionful() || p.session {
+	if t.spec.WCF == nil || p == nil || !j.Sessionful || p.session {
 		return true
 	}
 	if p.opener != nil && p.opener != j {
@@ -675,26 +496,26 @@ func (j *job) openSession() bool {
 	for {
 		switch j.sessStage {
 		case 0:
-			if j.spec.Binding.Listener && !t.sessions.Free() {
+			if j.Call.Binding.Listener && !t.sessions.Free() {
 				// A new connection through the netTcp listener: it waits
 				// among its pending and backlogged connections, or is
 				// refused when they are full.
-				if model.DecideListener(&t.spec.WCF.Listener, t.listenWaiting) == model.DecisionReject {
+				if model.DecideListener(&t.spec.WCF.Listener, t.st.ListenWaiting) == model.DecisionReject {
 					t.reject(j)
 					return false
 				}
 				j.inListen = true
-				t.listenWaiting++
-				t.lvListen.Set(t.r.e.Now(), float64(t.listenWaiting))
+				t.st.ListenWaiting++
+				t.lv[model.LvListenerWaiting].Set(t.r.e.Now(), float64(t.st.ListenWaiting))
 			}
-			if !j.wait(t.sessions, bdThrottle) {
+			if !j.wait(t.sessions, results.BdThrottle) {
 				return false
 			}
 			j.leaveListener()
 			j.sessStage = 1
 		case 1:
 			if t.spec.WCF.Instancing == model.PerSession {
-				if !j.wait(t.instances, bdThrottle) {
+				if !j.wait(t.instances, results.BdThrottle) {
 					return false
 				}
 				p.instance = true
@@ -704,7 +525,7 @@ func (j *job) openSession() bool {
 			p.session, p.sessionTier, p.opener = true, t, nil
 			p.unpend() // accepted: no longer a pending security session
 			if p.perCall {
-				j.held.Take(model.HoldSession)
+				j.Held.Take(model.HoldSession)
 			}
 			p.wakeSessionWaiters()
 			return true
@@ -717,7 +538,7 @@ func (j *job) openSession() bool {
 // has aborted it unseen by the server (SessionIdleTimeout), which then
 // waits for the session's inactivity timeout (proxyInst.settle).
 func (j *job) keepsSession() bool {
-	b := &j.spec.Binding
+	b := &j.Call.Binding
 	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
 }
 
@@ -726,14 +547,14 @@ func (j *job) keepsSession() bool {
 // accepted, and the aborted connection leaves the listener's backlog
 // (facts §4). Work already under way goes on, orphaned.
 func (j *job) clientGone() {
-	if j.ended || j.kind() != jpSession {
+	if j.ended || j.kind() != model.PhaseSession {
 		return
 	}
 	p := j.proxy
 	if p == nil || p.session {
 		return
 	}
-	if j.spec.Binding.SessionIdleTimeout > 0 {
+	if j.Call.Binding.SessionIdleTimeout > 0 {
 		// A session over HTTP: the server never learns that the client
 		// aborted; the channel stays queued for its session, orphaned.
 		return
@@ -776,8 +597,8 @@ func (j *job) leaveListener() {
 	if j.inListen {
 		j.inListen = false
 		t := j.t
-		t.listenWaiting--
-		t.lvListen.Set(t.r.e.Now(), float64(t.listenWaiting))
+		t.st.ListenWaiting--
+		t.lv[model.LvListenerWaiting].Set(t.r.e.Now(), float64(t.st.ListenWaiting))
 	}
 }
 
@@ -788,24 +609,6 @@ func (p *proxyInst) wakeSessionWaiters() {
 		}
 	}
 	p.sessWait = p.sessWait[:0]
-}
-
-// endRequest ends the request's counters (Requests Current, Executing or
-// Queued, Request Execution Time, its HttpApplication instance).
-func (j *job) endRequest(now sim.Time) {
-	t := j.t
-	t.lvCur.Add(now, -1)
-	if j.isExec {
-		t.lvExec.Add(now, -1)
-		d := now.Sub(j.execAt)
-		t.counts.Executed(d, t.r.measuring)
-		if t.pipes != nil {
-			t.pipes.Return(time.Duration(now))
-			t.lvPipe.Set(now, float64(t.pipes.Count(time.Duration(now))))
-		}
-	} else {
-		t.lvQueued.Add(now, -1)
-	}
 }
 
 // accept answers a one-way request (PhaseAccept): WCF's dispatcher replies
@@ -820,17 +623,13 @@ func (j *job) endRequest(now sim.Time) {
 // completed then).
 func (j *job) accept() {
 	t := j.t
-	if t.execPhase == jpWorker {
-		now := t.r.e.Now()
-		if j.inTier {
-			j.endRequest(now)
-			j.leftHost = true
-		}
-		if j.held.Drop(model.HoldWorker) {
+	if t.spec.IsASPNet() {
+		j.visit.Answered(t, time.Duration(t.r.e.Now()))
+		if j.Held.Drop(model.HoldWorker) {
 			t.worker.Release()
 		}
-		if j.held.Drop(model.HoldAdmission) {
-			t.executing--
+		if j.Held.Drop(model.HoldAdmission) {
+			t.st.Executing--
 		}
 		t.drain()
 	}
@@ -847,13 +646,13 @@ func (j *job) accept() {
 
 func (j *job) startCall(spec *model.Call) {
 	t := j.t
-	async := t.spec.Async
-	if async && j.held.Drop(model.HoldThread) {
+	thread, lock := t.spec.GivesBackDuringCalls()
+	if thread && j.Held.Drop(model.HoldThread) {
 		j.thread.Release()
 		t.drain()
 	}
-	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && j.held.Drop(model.HoldInstanceLock) {
-		j.concLock().Release()
+	if lock && j.Held.Drop(model.HoldInstanceLock) {
+		j.instanceLock(true).Release()
 	}
 	j.phaseAt = t.r.e.Now()
 	var u *user
@@ -882,20 +681,21 @@ func (j *job) subDone(c *call) {
 // call, then moves on (or fails if the call failed).
 func (j *job) afterCall() {
 	t := j.t
-	if t.spec.Async && !j.held.Holds(model.HoldThread) {
+	thread, lock := t.spec.GivesBackDuringCalls()
+	if thread && !j.Held.Holds(model.HoldThread) {
 		if !j.waitThread(j.thread, jkRethread) {
 			return
 		}
-		j.held.Take(model.HoldThread)
+		j.Held.Take(model.HoldThread)
 	}
-	if t.spec.WCF != nil && t.spec.WCF.Concurrency == model.ConcurrencyReentrant && !j.held.Holds(model.HoldInstanceLock) {
-		if l := j.concLock(); l != nil {
-			j.waitCat = bdLock
+	if lock && !j.Held.Holds(model.HoldInstanceLock) {
+		if l := j.instanceLock(true); l != nil {
+			j.waitCat = results.BdLock
 			j.phaseAt = t.r.e.Now()
 			if !j.wr.acquire(l, j, jkRelock, nil) {
 				return
 			}
-			j.held.Take(model.HoldInstanceLock)
+			j.Held.Take(model.HoldInstanceLock)
 		}
 	}
 	if j.err != results.Completed {
@@ -939,7 +739,7 @@ func (j *job) Give(k model.Hold, i int) {
 	case model.HoldLock:
 		t.locks[i].Release()
 	case model.HoldInstanceLock, model.HoldChannel:
-		j.concLock().Release()
+		j.instanceLock(k == model.HoldInstanceLock).Release()
 	case model.HoldThread:
 		j.thread.Release()
 	case model.HoldGate:
@@ -955,7 +755,7 @@ func (j *job) Give(k model.Hold, i int) {
 	case model.HoldWorker:
 		t.worker.Release()
 	case model.HoldAdmission:
-		t.executing--
+		t.st.Executing--
 	}
 }
 
@@ -969,33 +769,22 @@ func (j *job) finish(o results.Outcome) {
 	// A slot handed over at this instant whose grant event has not run yet
 	// goes back; the job is then not recycled, so the event finds it ended.
 	keep := j.wr.Cancel()
+	// The request's counters end first, then it gives back what it
+	// holds (real mode's order; here all is at one instant).
+	j.visit.Leave(t, time.Duration(now), t.spec.MemoryPerRequest)
 	j.abandonSession()
-	j.held.Release(j)
+	j.Held.Release(j)
 	if j.holdCore {
 		t.cores.Release()
 		t.cpuOut()
 	}
-	if j.inOp {
-		j.endOp()
-	}
-	if j.inTier {
-		t.lvMem.Add(now, -float64(t.spec.MemoryPerRequest))
-		if !j.leftHost {
-			j.endRequest(now)
-		}
-	}
-	if o == results.Completed && t.r.measuring && j.msg == model.MsgCall {
-		t.completed++
+	if o == results.Completed && t.r.measuring && j.Msg == model.MsgCall {
+		t.ends.Done(now.Sub(j.arrived), j.waited > 0)
 		if t.entry {
 			t.r.entryDone++
 		}
-		t.resp.Record(now.Sub(j.arrived))
-		t.served++
-		if j.waited > 0 {
-			t.waited++
-		}
 	}
-	if p := j.proxy; p != nil && j.msg == model.MsgCall {
+	if p := j.proxy; p != nil && j.Msg == model.MsgCall {
 		p.jobs--
 		p.lastActive = now
 		if p.dead && p.jobs == 0 {

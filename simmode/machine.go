@@ -48,7 +48,7 @@ func (m *machineRT) update(now sim.Time) {
 		if m.fcfs == nil && n > m.cores {
 			busy = float64(t.onCPU*m.cores) / float64(n)
 		}
-		t.lvCPU.Set(now, busy)
+		t.lv[model.LvCPU].Set(now, busy)
 		t.cpuInt.set(now, busy)
 	}
 }

@@ -410,7 +410,7 @@ func (r *runner) collect() *results.Run {
 		}
 		resp := make([]*sim.Histogram, len(r.tiers))
 		for i, t := range r.tiers {
-			resp[i] = t.resp
+			resp[i] = t.ends.Resp
 		}
 		model.FoldFarms(r.top, res, resp)
 	}
@@ -468,27 +468,12 @@ func (f fixedDelay) schedule(e *sim.Engine, h sim.Handler, kind int32) sim.Event
 // ---------------------------------------------------------------------------
 // breakdown categories
 
-// Breakdown categories: results' (one list for both executors).
-const (
-	bdConn     = results.BdConn
-	bdAdmit    = results.BdAdmit
-	bdThread   = results.BdThread
-	bdThrottle = results.BdThrottle
-	bdLock     = results.BdLock
-	bdCPUWait  = results.BdCPUWait
-	bdCPU      = results.BdCPU
-	bdExternal = results.BdExternal
-	bdNet      = results.BdNet
-	bdOther    = results.BdOther
-	bdN        = results.BdN
-)
-
 // rootReq is one top-level request of the load. Roots are recycled; the
 // generation tells a live reference from one left in orphaned work.
 type rootReq struct {
 	start sim.Time
 	gen   uint32
-	bd    [bdN]time.Duration
+	bd    [results.BdN]time.Duration
 }
 
 // rootRef names one top-level request.
@@ -510,7 +495,7 @@ func (r *runner) newRoot() rootRef {
 	if n := len(r.freeRoots); n > 0 {
 		root = r.freeRoots[n-1]
 		r.freeRoots = r.freeRoots[:n-1]
-		root.bd = [bdN]time.Duration{}
+		root.bd = [results.BdN]time.Duration{}
 	} else {
 		root = &rootReq{}
 	}

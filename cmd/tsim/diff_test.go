@@ -55,3 +55,26 @@ func TestDiff(t *testing.T) {
 		t.Errorf("missing folder: status %d, %q", st, errs)
 	}
 }
+
+// tsim explain writes explain.html: the diagnosis and the variants' runs.
+func TestExplainWritesPage(t *testing.T) {
+	f := writeFile(t, "small.toml", small)
+	dir := t.TempDir()
+	out, errs, st := tsimMain(t, nil, "explain", f, "-o", dir)
+	if st != exitOK {
+		t.Fatalf("explain: status %d: %s", st, errs)
+	}
+	page := filepath.Join(dir, "small", "explain.html")
+	if !strings.Contains(out, "wrote "+page) {
+		t.Errorf("explain does not say it wrote %s:\n%s", page, out)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>tsim explain: small</title>", `id="diagnosis"`, "binds first", "Variant broken", "fe → be: 2:"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("explain.html lacks %q", want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsim-dev/tsim"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -180,7 +181,7 @@ func TestUnknownCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, st := tsimMain(t, nil, "version")
-	if st != exitOK || !strings.HasPrefix(out, "tsim version "+version) {
+	if st != exitOK || !strings.HasPrefix(out, "tsim version "+tsim.ReleaseVersion) {
 		t.Errorf("status %d, stdout %q", st, out)
 	}
 	_, _, st = tsimMain(t, nil, "version", "extra")
@@ -359,15 +360,25 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("a sweep printed per-tier tables:\n%s", out)
 	}
 	exp := filepath.Join(dir, "sweep")
-	want := []string{"latency-cdf.png", "report.html", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png"}
+	// A sweep over a connection limit is fitted with the USL: usl.png.
+	want := []string{"latency-cdf.png", "report.html", "summary.csv", "summary.json", "sweep-p99.png", "sweep-throughput.png", "sweep-timeouts.png", "usl.png"}
 	if got := listDir(t, exp); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", got, want)
+	}
+	if !strings.Contains(out, "Universal Scalability Law fitted to throughput over tier.fe.calls.maxconnection") {
+		t.Errorf("no USL fit printed:\n%s", out)
 	}
 	var s struct {
 		Points []struct {
 			Params map[string]string `json:"params"`
 		} `json:"points"`
-		CI any `json:"ci"`
+		CI  any `json:"ci"`
+		USL []struct {
+			Line   string           `json:"line"`
+			Points []map[string]any `json:"points"`
+			Sigma  float64          `json:"sigma"`
+			R2     float64          `json:"r2"`
+		} `json:"usl"`
 	}
 	if err := json.Unmarshal(readFile(t, filepath.Join(exp, "summary.json")), &s); err != nil {
 		t.Fatal(err)
@@ -377,6 +388,9 @@ func TestRunSweep(t *testing.T) {
 	}
 	if s.CI != nil {
 		t.Errorf("ci with one replication: %v", s.CI)
+	}
+	if len(s.USL) != 1 || s.USL[0].Line != "variant base" || len(s.USL[0].Points) != 6 || !(s.USL[0].R2 > 0) {
+		t.Errorf("summary.json usl: %+v", s.USL)
 	}
 }
 

@@ -46,6 +46,8 @@
     if (a >= 0.001) return String(Number(v.toPrecision(3)));
     return v.toExponential(2);
   }
+  // A tick's label; a logarithmic axis leaves some ticks unlabelled (null).
+  function tick(v) { return v == null ? "" : num(v); }
   function withUnit(v, unit) {
     if (v == null || isNaN(v)) return "–";
     if (unit === "s") {
@@ -119,7 +121,11 @@
     });
 
     var xScale = { time: false };
-    if (xlog) { xScale.distr = 3; }
+    if (xlog) {
+      xScale.distr = 3;
+      // Not out to the next power of ten: a little beyond the data.
+      xScale.range = function (u, lo, hi) { return lo > 0 && hi > 0 ? [lo / 1.15, hi * 1.15] : [1, 10]; };
+    }
     if (labels) { xScale.range = function () { return [-0.5, labels.length - 0.5]; }; }
     else if (spec.x.min != null || spec.x.max != null) {
       xScale.range = function (u, lo, hi) { return [spec.x.min != null ? spec.x.min : lo, spec.x.max != null ? spec.x.max : hi]; };
@@ -148,10 +154,10 @@
       xAxis.splits = function () { return labels.map(function (_, i) { return i; }); };
       xAxis.values = function (u, splits) { return splits.map(function (i) { return labels[i]; }); };
     } else {
-      xAxis.values = function (u, splits) { return splits.map(function (v) { return num(v); }); };
+      xAxis.values = function (u, splits) { return splits.map(tick); };
     }
     var yAxis = { label: spec.y.label, labelSize: 20, size: 56,
-      values: function (u, splits) { return splits.map(function (v) { return num(v); }); } };
+      values: function (u, splits) { return splits.map(tick); } };
 
     var hooks = { draw: [], setScale: [] };
     if (hasErr) {

@@ -1,0 +1,49 @@
+package analysis
+
+import "github.com/tsim-dev/tsim/results"
+
+// The hook by which explain will say what makes throughput fall past its
+// peak. In tsim today raising a limit never costs anything, so a
+// throughput curve rises and flattens and nothing dominates past a peak
+// there is none of. The contention mechanisms of issue 24 (scheduling
+// overhead from runnable threads beyond the cores, lock hand-off and
+// convoys, garbage collection, memory and paging, per-call bookkeeping)
+// are to be added to the simulator by another helper; each then registers
+// here how much of a run it took, from that run's counters, and explain's
+// diagnosis names the one that takes most ("Past the peak, garbage
+// collection dominates: 31% of the CPU"). Until one is registered,
+// Dominant finds nothing and explain prints what it printed before.
+
+// Mechanism is a cost that grows with concurrency.
+type Mechanism struct {
+	// Name is what explain calls it: "context switches", "the instance
+	// lock's convoy", "garbage collection", "paging".
+	Name string
+	// Of names what Share is a share of: "of the CPU", "of the response
+	// time".
+	Of string
+	// Share is the share, in [0, 1], the mechanism took in run r.
+	Share func(r *results.Run) float64
+}
+
+// Mechanisms are the contention mechanisms explain weighs, in the order
+// they were registered (RegisterMechanism); none yet.
+var Mechanisms []Mechanism
+
+// RegisterMechanism adds m to Mechanisms; a package that models a
+// mechanism calls it from an init function.
+func RegisterMechanism(m Mechanism) { Mechanisms = append(Mechanisms, m) }
+
+// Dominant returns the registered mechanism that took the largest share
+// of run r, and that share; ok is false when none took any.
+func Dominant(r *results.Run) (m Mechanism, share float64, ok bool) {
+	if r == nil {
+		return Mechanism{}, 0, false
+	}
+	for _, c := range Mechanisms {
+		if s := c.Share(r); s > share {
+			m, share, ok = c, s, true
+		}
+	}
+	return m, share, ok
+}

@@ -1,0 +1,174 @@
+package model
+
+import (
+	"math"
+	"time"
+)
+
+// Contention: the mechanisms by which more concurrency costs a process
+// throughput rather than only queueing (issue 24). Without them a tier's
+// CPU keeps its full rate under any number of runnable threads and a lock
+// hands over for free, so a throughput-against-concurrency curve rises and
+// flattens; with them it can peak and fall, as the Universal Scalability
+// Law describes (N. J. Gunther, "Guerrilla Capacity Planning", 2007: a
+// contention term σ and a coherency term κ, peak at √((1−σ)/κ)).
+//
+// Each mechanism is a plain value of a tier's settings with its decision
+// as a function of state, the same for both executors:
+//
+//   - Scheduler (context switches): CPU work inflates with the runnable
+//     threads per core (Scheduler.Inflation).
+//   - Handoff (lock convoys): a contended lock handed to a waiter stays
+//     held, idle, while the waiter wakes (Handoff.Delay).
+//   - GC (gc.go): allocation triggers gen-0 collections whose pauses stop
+//     every thread of the process (GC.Allocate).
+//   - Memory (memory.go): thread stacks and requests' working sets against
+//     the machine's memory: paging slows work, or requests fail with
+//     OutOfMemory (Memory.Slowdown, Memory.Fails).
+//   - Bookkeeping: each call costs CPU for every other call outstanding
+//     (Bookkeeping.CPU).
+//
+// Every mechanism is off in the zero value, and off changes nothing: a
+// run without them is byte for byte what it was before they existed.
+
+// Contention is a tier's contention mechanisms.
+type Contention struct {
+	Sched       Scheduler
+	Handoff     Handoff
+	GC          GC
+	Memory      Memory
+	Bookkeeping Bookkeeping
+}
+
+// On reports whether any mechanism is on.
+func (c *Contention) On() bool {
+	return c.Sched.On || c.Handoff.On() || c.GC.On() || c.Memory.On() || c.Bookkeeping.On()
+}
+
+// CPUSlowdown is the factor by which the tier's CPU work inflates with n
+// demands in service on its cores and the process's committed memory
+// (Scheduler.Inflation × Memory.Slowdown); 1 with both off.
+func (c *Contention) CPUSlowdown(n, cores int, committed int64) float64 {
+	return c.Sched.Inflation(n, cores) * c.Memory.Slowdown(committed)
+}
+
+// ---------------------------------------------------------------------------
+// scheduling overhead
+
+// Scheduler is the cost of context switches among more runnable threads
+// than cores. A core with more than one runnable thread switches at the
+// end of every quantum; each switch costs SwitchCost (saving and restoring
+// a thread, the scheduler's own work) plus RefillCost for every other
+// thread that ran on the core since the resumed thread last ran (their
+// working sets displaced its cache lines, which it refills). With k
+// runnable threads per core (k = n/cores > 1) a core so spends
+// SwitchCost + RefillCost·(k−1) of every Quantum switching, and CPU work
+// inflates by
+//
+//	1 + (SwitchCost + RefillCost·(k−1)) / Quantum
+//
+// (docs/experiment-format.md, [tier.scheduler]). With k ≤ 1 a thread runs
+// until it blocks: no forced switch, no inflation (the switches of
+// blocking and waking are in the measured CPU demands).
+type Scheduler struct {
+	On         bool
+	Quantum    time.Duration
+	SwitchCost time.Duration
+	RefillCost time.Duration
+}
+
+// Inflation is the factor (≥ 1) by which CPU work inflates with n demands
+// in service on cores.
+func (s *Scheduler) Inflation(n, cores int) float64 {
+	if !s.On || n <= cores || cores <= 0 || s.Quantum <= 0 {
+		return 1
+	}
+	k := float64(n) / float64(cores)
+	cost := float64(s.SwitchCost) + float64(s.RefillCost)*(k-1)
+	return 1 + cost/float64(s.Quantum)
+}
+
+// ---------------------------------------------------------------------------
+// lock hand-off and convoys
+
+// Handoff is the cost of handing a contended lock to a waiter: the
+// singleton's instance lock (ConcurrencyMode Single or Reentrant) and the
+// named locks of a tier's steps. A lock released while a request waits
+// for it goes to that request (FIFO, as the model's locks do), but the
+// request's thread must first wake up and be switched in; meanwhile the
+// lock stays held and nobody works under it. That is a lock convoy: once
+// a lock is contended every hand-off pays the wake-up, its throughput
+// falls from 1/hold to 1/(hold + wake-up), and it stays contended.
+//
+// The wake-up is CPU work of the woken thread (its switch in, its return
+// from the kernel's wait), so it runs at the processor-sharing rate of the
+// tier's cores: with n demands in service on c cores, the woken thread is
+// one more, served at min(1, c/(n+1)). So the hand-off lengthens as
+// runnable threads per core grow, and a convoy deepens with load.
+//
+// A lock step may stand for many short acquisitions of the same lock
+// (Step.Acquires: a hot path that takes Trace's global lock thousands of
+// times per request, say); a request that waited for it pays the wake-up
+// for each: in a convoy every one of its acquisitions is a hand-off.
+type Handoff struct {
+	Convoy bool          // the switch
+	Wake   time.Duration // the wake-up latency of a waiter, on an idle core
+}
+
+// On reports whether hand-offs cost anything.
+func (h *Handoff) On() bool { return h.Convoy && h.Wake > 0 }
+
+// Delay is how long a lock handed to a waiting request stays held before
+// the request works under it: acquires wake-ups (at least one), each
+// slowed by processor sharing among n demands in service on cores plus
+// the woken thread. 0 when off.
+func (h *Handoff) Delay(acquires, n, cores int) time.Duration {
+	if !h.On() {
+		return 0
+	}
+	a := max(acquires, 1)
+	share := 1.0
+	if cores > 0 && n+1 > cores {
+		share = float64(n+1) / float64(cores)
+	}
+	return durationOf(float64(h.Wake) * float64(a) * share)
+}
+
+// ---------------------------------------------------------------------------
+// per-call bookkeeping
+
+// Bookkeeping is the service's work per call that grows with the calls it
+// has outstanding: the dispatcher's and the throttles' lists, the
+// instance contexts, the timers of every call in progress ("If there are
+// too much concurrent execution happening, a lot of contention and
+// bookkeeping would happen", Dong, "WCF 4: Higher Default Throttling
+// Settings for WCF Services", 2009). Each call costs PerCall of CPU for
+// every other call outstanding at the tier when it starts its operation,
+// so with N outstanding the CPU a call needs is its demand plus
+// PerCall·(N−1) — the coherency term of the Universal Scalability Law.
+type Bookkeeping struct {
+	PerCall time.Duration // 0: off
+}
+
+// On reports whether calls pay any bookkeeping.
+func (b *Bookkeeping) On() bool { return b.PerCall > 0 }
+
+// CPU is the bookkeeping CPU of a call that starts with outstanding calls
+// at the tier, itself included.
+func (b *Bookkeeping) CPU(outstanding int) time.Duration {
+	if b.PerCall <= 0 || outstanding <= 1 {
+		return 0
+	}
+	return b.PerCall * time.Duration(outstanding-1)
+}
+
+// durationOf rounds a float of nanoseconds to a Duration, capped.
+func durationOf(ns float64) time.Duration {
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return time.Duration(math.Round(ns))
+}
