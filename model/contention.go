@@ -172,3 +172,57 @@ func durationOf(ns float64) time.Duration {
 	}
 	return time.Duration(math.Round(ns))
 }
+
+// ---------------------------------------------------------------------------
+// the decisions both executors take at a phase
+
+// Contend adds to n, what phase ph asks of request r (Tier.Need), what the
+// tier's contention mechanisms ask there, and returns the bytes the
+// request allocates at it (for GC.Allocate; 0 when the GC is off). At a
+// call's decoding that is its bookkeeping CPU, with outstanding calls in
+// progress at the tier (the WCF counter Calls Outstanding; the call itself
+// is not yet among them), added to the decoding's CPU — a decoding that
+// asked for none becomes a CPU demand — and what the request allocates
+// (GC.AllocPerRequest). Both executors call it right after Need.
+func (t *Tier) Contend(ph Phase, r *Req, n *Need, outstanding int) (alloc int64) {
+	if ph.Kind != PhaseDecode || r.Msg != MsgCall {
+		return 0
+	}
+	c := &t.Contention
+	if d := c.Bookkeeping.CPU(outstanding + 1); d > 0 {
+		if n.Act == ActNone {
+			n.Act = ActCPU
+		}
+		n.CPU += d
+	}
+	if c.GC.On() {
+		alloc = c.GC.AllocPerRequest
+	}
+	return alloc
+}
+
+// StepAlloc is what step si allocates when it starts (0 when the GC is
+// off or the step is not a CPU step).
+func (t *Tier) StepAlloc(si int) int64 {
+	if !t.Contention.GC.On() || si < 0 || si >= len(t.Steps) || t.Steps[si].Kind != StepCPU {
+		return 0
+	}
+	return t.Steps[si].Alloc
+}
+
+// HandoffAcquires is how many acquisitions a request handed the lock of
+// resource res (or of lock step si, for res ResNone) pays a wake-up for
+// (Handoff.Delay): a step's Acquires, one for the singleton's instance
+// lock, 0 for anything that is not a lock the mechanism covers (or when
+// it is off).
+func (t *Tier) HandoffAcquires(res Res, si int) int {
+	switch {
+	case !t.Contention.Handoff.On():
+		return 0
+	case res == ResSingletonLock:
+		return 1
+	case res == ResNone && si >= 0 && si < len(t.Steps) && t.Steps[si].Kind == StepLock:
+		return max(t.Steps[si].Acquires, 1)
+	}
+	return 0
+}
