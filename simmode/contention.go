@@ -34,20 +34,20 @@ type contRT struct {
 	gc model.GCState
 	// paused is every pause ever started; the part still to come is the
 	// CPU's freeze beyond now.
-	paused          time.Duration
-	pausedAtReset   time.Duration
-	gen0AtReset     int64
-	gen2AtReset     int64
-	oom             int64
-	committedMax    int64
-	handoff         time.Duration // measured
-	bookkeeping     time.Duration // measured
-	switchLost      float64       // core-ns lost to switching, measured
-	pagingLost      float64       // core-ns lost to paging, measured
-	last            sim.Time
-	n               int     // demands in service
-	fs, fm          float64 // the scheduler's and memory's factors now
-	slows           bool    // the CPU is slowed (scheduler or paging on)
+	paused        time.Duration
+	pausedAtReset time.Duration
+	gen0AtReset   int64
+	gen2AtReset   int64
+	oom           int64
+	committedMax  int64
+	handoff       time.Duration // measured
+	bookkeeping   time.Duration // measured
+	switchLost    float64       // core-ns lost to switching, measured
+	pagingLost    float64       // core-ns lost to paging, measured
+	last          sim.Time
+	n             int     // demands in service
+	fs, fm        float64 // the scheduler's and memory's factors now
+	slows         bool    // the CPU is slowed (scheduler or paging on)
 }
 
 func newContRT(t *tierRT) *contRT {
