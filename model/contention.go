@@ -108,8 +108,11 @@ func (s *Scheduler) Inflation(n, cores int) float64 {
 //
 // A lock step may stand for many short acquisitions of the same lock
 // (Step.Acquires: a hot path that takes Trace's global lock thousands of
-// times per request, say); a request that waited for it pays the wake-up
-// for each: in a convoy every one of its acquisitions is a hand-off.
+// times per request, say). A request handed such a lock pays one wake-up
+// for the hand-off; if others still wait behind it, they contend for
+// every one of its acquisitions, each of which is then a hand-off too,
+// and it pays a wake-up for each: that is the convoy, which a queue of
+// one does not form and a longer queue keeps.
 type Handoff struct {
 	Convoy bool          // the switch
 	Wake   time.Duration // the wake-up latency of a waiter, on an idle core
@@ -119,14 +122,18 @@ type Handoff struct {
 func (h *Handoff) On() bool { return h.Convoy && h.Wake > 0 }
 
 // Delay is how long a lock handed to a waiting request stays held before
-// the request works under it: acquires wake-ups (at least one), each
-// slowed by processor sharing among n demands in service on cores plus
-// the woken thread. 0 when off.
-func (h *Handoff) Delay(acquires, n, cores int) time.Duration {
+// the request works under it, with behind requests still waiting for the
+// lock: one wake-up, or acquires of them (at least one) when others wait
+// behind it, each slowed by processor sharing among n demands in service
+// on cores plus the woken thread. 0 when off.
+func (h *Handoff) Delay(acquires, behind, n, cores int) time.Duration {
 	if !h.On() {
 		return 0
 	}
-	a := max(acquires, 1)
+	a := 1
+	if behind > 0 {
+		a = max(acquires, 1)
+	}
 	share := 1.0
 	if cores > 0 && n+1 > cores {
 		share = float64(n+1) / float64(cores)

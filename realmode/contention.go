@@ -196,7 +196,15 @@ func (j *job) handoff(res model.Res, si int) error {
 	} else {
 		n, _ = t.cores.snapshot()
 	}
-	d := t.spec.Contention.Handoff.Delay(a, n, t.spec.Cores)
+	lock := t.concLock
+	if si >= 0 {
+		lock = t.locks[t.spec.Steps[si].Lock]
+	}
+	behind := 0
+	if lock != nil {
+		_, behind = lock.snapshot()
+	}
+	d := t.spec.Contention.Handoff.Delay(a, behind, n, t.spec.Cores)
 	if d <= 0 {
 		return nil
 	}
@@ -241,7 +249,7 @@ func (c *contRT) fill(r *results.Tier, now time.Duration, span float64) {
 		r.PagingCPUShare = c.pagingLost / capacity
 		r.BookkeepingCPUShare = float64(c.bookkeeping) / capacity
 	}
-	if r.Completed > 0 {
-		r.LockHandoffS = c.handoff.Seconds() / float64(r.Completed)
+	if span > 0 {
+		r.LockHandoffShare = c.handoff.Seconds() / span
 	}
 }

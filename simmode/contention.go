@@ -176,8 +176,8 @@ func (c *contRT) fill(r *results.Tier, now sim.Time, span time.Duration) {
 		r.PagingCPUShare = c.pagingLost / capacity
 		r.BookkeepingCPUShare = float64(c.bookkeeping) / capacity
 	}
-	if r.Completed > 0 {
-		r.LockHandoffS = c.handoff.Seconds() / float64(r.Completed)
+	if span > 0 {
+		r.LockHandoffShare = float64(c.handoff) / float64(span)
 	}
 }
 
@@ -211,7 +211,13 @@ func (j *job) handoff(n model.Need) bool {
 	if a == 0 {
 		return false
 	}
-	d := t.spec.Contention.Handoff.Delay(a, t.cpu.Len(), t.spec.Cores)
+	behind := 0
+	if si >= 0 {
+		behind = t.locks[t.spec.Steps[si].Lock].Waiting
+	} else if t.concLock != nil {
+		behind = t.concLock.Waiting
+	}
+	d := t.spec.Contention.Handoff.Delay(a, behind, t.cpu.Len(), t.spec.Cores)
 	if d <= 0 {
 		return false
 	}

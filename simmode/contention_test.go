@@ -53,9 +53,9 @@ func TestContentionStepTables(t *testing.T) {
 				t.Errorf("%s: out_of_memory %d, failed %d, committed max %v MB; want 1, 1, 200", c.Name, tr.OutOfMemory, res.Requests.Failed, tr.CommittedMaxMB)
 			}
 		case "lock hand-off":
-			// Two hand-offs of 100 ms for three completed requests.
-			if !near(tr.LockHandoffS, 0.2/3, 1e-9) {
-				t.Errorf("%s: hand-off %v s a request, want %v", c.Name, tr.LockHandoffS, 0.2/3)
+			// Two hand-offs of 100 ms in the 7 s run.
+			if !near(tr.LockHandoffShare, 0.2/7, 1e-9) {
+				t.Errorf("%s: hand-off share %v, want %v", c.Name, tr.LockHandoffShare, 0.2/7)
 			}
 		case "bookkeeping":
 			// 200 ms of bookkeeping on 1 core over 7 s.
