@@ -27,6 +27,7 @@ var layers = map[string][]string{
 	"loadtest":            {"results"}, // load tests' results: format reads a trace through it
 	"topologies":          {},
 	"internal/atomicio":   {},
+	"internal/termui":     {}, // cmd/tsim's progress bar and terminal width
 	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
 	"input":               {"format"},
 	"model":               {"sim", "results"},
@@ -35,7 +36,7 @@ var layers = map[string][]string{
 	"format":              {"model", "results", "sim", "topologies", "loadtest"},
 	"realmode":            {"model", "results", "sim"},
 	"plots":               {"results"},
-	"htmlreport":          {"results"},
+	"htmlreport":          {"results", "input", "format"},
 	"report":              {"results", "plots", "htmlreport", "internal/atomicio"},
 	"runner":              {"format", "model", "simmode", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots", "dotnetconfig"},

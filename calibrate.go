@@ -1,11 +1,12 @@
 package tsim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tsim-dev/tsim/calibrate"
+	"github.com/tsim-dev/tsim/plots"
 )
 
 // CalibrateOptions say how Calibrate reads the capture and simulates; see
@@ -32,21 +33,45 @@ func Calibrate(ctx context.Context, capture, experiment string, opt CalibrateOpt
 	return &Calibration{r}, nil
 }
 
-// WriteFiles writes calibrated.toml and calibration.png into out, each
-// whole or not at all; the picture is drawn before anything is written.
+// WriteFiles writes calibrated.toml and calibration.png (in out's
+// formats) into out, each whole or not at all; the pictures are drawn
+// before anything is written.
 func (c *Calibration) WriteFiles(out *Output) (written, warnings []string, err error) {
-	var png bytes.Buffer
-	if err := c.Figure.WritePNG(&png); err != nil {
-		return nil, nil, fmt.Errorf("calibration.png: %v", err)
+	pic := picture{stem: "calibration"}
+	if c.Figure != nil {
+		pic.pages = []*plots.Figure{c.Figure}
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"calibrated.toml", c.Calibrated}, {"calibration.png", png.Bytes()}} {
-		if err := out.WriteFile(f.name, f.data); err != nil {
-			return written, nil, err
+	figs, err := out.render(pic)
+	if err != nil {
+		return nil, nil, err
+	}
+	if written, err = out.write(append([]file{{"calibrated.toml", c.Calibrated}}, figs...)); err != nil {
+		return written, nil, err
+	}
+	return written, nil, out.removeStale([]string{pic.stem}, written)
+}
+
+// ParseMachineMap reads tsim calibrate's --map, "MACHINE=TIER,...", into
+// tier → machine (CalibrateOptions.Machines).
+func ParseMachineMap(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	machines := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		m, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		m, t = strings.TrimSpace(m), strings.TrimSpace(t)
+		if !ok || m == "" || t == "" {
+			return nil, fmt.Errorf("%q is not MACHINE=TIER", kv)
 		}
-		written = append(written, f.name)
+		if prev, dup := out[t]; dup {
+			return nil, fmt.Errorf("tier %s mapped twice (%s and %s)", t, prev, m)
+		}
+		if prev, dup := machines[strings.ToLower(m)]; dup {
+			return nil, fmt.Errorf("machine %s mapped twice (to %s and %s)", m, prev, t)
+		}
+		out[t], machines[strings.ToLower(m)] = m, t
 	}
-	return written, nil, nil
+	return out, nil
 }

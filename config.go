@@ -1,6 +1,11 @@
 package tsim
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/tsim-dev/tsim/dotnetconfig"
 )
 
@@ -39,3 +44,40 @@ func DotNetVersions() []string { return dotnetconfig.DotNetVersions() }
 func NormalizeDotNet(v string) (string, bool) { return dotnetconfig.NormalizeVersion(v) }
 
 func ConfigHosts() []string { return dotnetconfig.HostNames() }
+
+// CheckConfigOptions checks the options as tsim config takes them from
+// its flags, and turns a version such as "4.7.2" into the one ReadConfig
+// knows ("4.7"). Its messages name the flags.
+func CheckConfigOptions(o *ConfigOptions) error {
+	versions := strings.Join(DotNetVersions(), ", ")
+	v, ok := NormalizeDotNet(o.DotNet)
+	switch {
+	case o.DotNet == "":
+		return fmt.Errorf("--dotnet is required: the defaults differ by version (%s)", versions)
+	case strings.EqualFold(o.DotNet, "core"):
+		return errors.New("--dotnet core: .NET Core and .NET 5+ do not read these files")
+	case !ok:
+		return fmt.Errorf("--dotnet %s: unknown version (%s)", o.DotNet, versions)
+	case o.Cores < 1 || o.Cores > 1024:
+		return fmt.Errorf("--cores must be 1–1024, got %d", o.Cores)
+	case o.Host != "" && !slices.Contains(ConfigHosts(), o.Host):
+		return fmt.Errorf("--host %s: unknown host (%s)", o.Host, strings.Join(ConfigHosts(), ", "))
+	case o.Tier != "" && !validTierName(o.Tier):
+		return fmt.Errorf("--name %q: a tier name is letters, digits, '-' and '_', at most 64", o.Tier)
+	}
+	o.DotNet = v
+	return nil
+}
+
+// validTierName is the experiment format's rule for tier names.
+func validTierName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
 )
 
 // ExplainOptions say how Explain simulates.
@@ -35,19 +34,23 @@ func Explain(ctx context.Context, e *Experiment, opt ExplainOptions) (*Explanati
 	return &Explanation{x}, nil
 }
 
-// WriteFiles writes breakdown.png, where the response time of each
-// variant's completed requests went, and explain.html, the text of
-// WriteText and each variant's run as a run's report.html shows it, into
-// out; warnings say why a picture was not drawn.
+// WriteFiles writes breakdown.png (in out's formats), where the response
+// time of each variant's completed requests went, and explain.html, the
+// text of WriteText and each variant's run as a run's report.html shows
+// it, into out; warnings say why a picture was not drawn.
 func (x *Explanation) WriteFiles(out *Output) (written, warnings []string, err error) {
 	var bars []plots.BreakdownBar
 	for _, v := range x.Variants {
 		bars = append(bars, plots.BreakdownBar{Label: v.Name, Breakdown: v.Run.Breakdown})
 	}
+	pic := picture{stem: "breakdown"}
 	fig, err := plots.Breakdown(x.Name+": where the response time of a completed request went", bars)
 	if err != nil {
 		warnings = append(warnings, fmt.Sprintf("breakdown.png not drawn: %v", err))
-	} else if written, _, err = writeFigure(out, "breakdown.png", fig); err != nil {
+	} else {
+		pic.pages = []*plots.Figure{fig}
+	}
+	if written, err = writePictures(out, pic); err != nil {
 		return nil, warnings, err
 	}
 	page, err := x.page()
@@ -78,13 +81,4 @@ func (x *Explanation) page() ([]byte, error) {
 	pg.Title = "tsim explain: " + x.Name
 	pg.Insert("", &htmlreport.Section{ID: "diagnosis", Title: "Diagnosis", Blocks: []htmlreport.Block{{Pre: text.String()}}})
 	return pg.HTML()
-}
-
-// writeFigure writes one picture into out. WriteFiles methods return
-// the names of the files written, in out.
-func writeFigure(out *Output, name string, fig *plots.Figure) (written, warnings []string, err error) {
-	if _, err := report.WriteFigure(out.d, name, fig); err != nil {
-		return nil, nil, err
-	}
-	return []string{name}, nil, nil
 }

@@ -1,7 +1,6 @@
 package tsim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"github.com/tsim-dev/tsim/fit"
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/plots"
 )
 
 // FitSpec is a fit specification: free inputs of an experiment with
@@ -71,27 +71,24 @@ func Fit(ctx context.Context, e *Experiment, s *FitSpec, opt FitOptions) (*FitRe
 	return &FitResult{r}, nil
 }
 
-// WriteFiles writes fit.png and, when the fit produced one, fitted.toml
-// into out, each whole or not at all; the picture is drawn before
-// anything is written.
+// WriteFiles writes fit.png (in out's formats) and, when the fit
+// produced one, fitted.toml into out, each whole or not at all; the
+// pictures are drawn before anything is written.
 func (r *FitResult) WriteFiles(out *Output) (written, warnings []string, err error) {
 	fig, err := r.Figure()
 	if err != nil {
 		return nil, nil, fmt.Errorf("fit.png: %v", err)
 	}
-	var png bytes.Buffer
-	if err := fig.WritePNG(&png); err != nil {
-		return nil, nil, fmt.Errorf("fit.png: %v", err)
-	}
-	if err := out.WriteFile("fit.png", png.Bytes()); err != nil {
+	pic := picture{stem: "fit", pages: []*plots.Figure{fig}}
+	files, err := out.render(pic)
+	if err != nil {
 		return nil, nil, err
 	}
-	written = append(written, "fit.png")
 	if r.Experiment != nil {
-		if err := out.WriteFile("fitted.toml", r.Experiment); err != nil {
-			return written, nil, err
-		}
-		written = append(written, "fitted.toml")
+		files = append(files, file{"fitted.toml", r.Experiment})
 	}
-	return written, nil, nil
+	if written, err = out.write(files); err != nil {
+		return written, nil, err
+	}
+	return written, nil, out.removeStale([]string{pic.stem}, written)
 }

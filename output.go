@@ -2,6 +2,7 @@ package tsim
 
 import (
 	"github.com/tsim-dev/tsim/internal/atomicio"
+	"github.com/tsim-dev/tsim/plots"
 )
 
 // Output is an output directory this process owns until Close: every
@@ -17,6 +18,8 @@ import (
 // is written; the command opens the Output, calls both and closes it.
 type Output struct {
 	d *atomicio.Dir
+	// formats are the pictures' formats (SetFormats); none is PNG alone.
+	formats []plots.Format
 }
 
 // OpenOutput takes the output directory root/name for this process.
@@ -25,7 +28,7 @@ func OpenOutput(root, name string) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Output{d}, nil
+	return &Output{d: d}, nil
 }
 
 // Path is the directory's path, root/name.
@@ -34,6 +37,18 @@ func (o *Output) Path() string { return o.d.Path }
 // WriteFile writes data as the file name of the directory, whole or not
 // at all.
 func (o *Output) WriteFile(name string, data []byte) error { return o.d.WriteFile(name, data) }
+
+// SetFormats chooses the formats the pictures written into the
+// directory take, a list such as "png,svg,pdf" (--format; see
+// CheckFormats); without it they are PNG.
+func (o *Output) SetFormats(s string) error {
+	f, err := plots.ParseFormats(s)
+	if err != nil {
+		return err
+	}
+	o.formats = f
+	return nil
+}
 
 // Close releases the directory.
 func (o *Output) Close() { o.d.Unlock() }

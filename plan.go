@@ -39,6 +39,37 @@ type Axis = analysis.Axis
 // ParseVary reads a --vary KEY=LO..HI or KEY=A,B,C.
 func ParseVary(s string) (*Axis, error) { return analysis.ParseVary(s) }
 
+// ParseVaries reads tsim plan's --vary flags, each given once.
+func ParseVaries(vs []string) ([]*Axis, error) {
+	var axes []*Axis
+	for _, v := range vs {
+		a, err := ParseVary(v)
+		if err != nil {
+			return nil, fmt.Errorf("--vary %v", err)
+		}
+		for _, b := range axes {
+			if b.Key == a.Key {
+				return nil, fmt.Errorf("--vary %s given twice", a.Key)
+			}
+		}
+		axes = append(axes, a)
+	}
+	return axes, nil
+}
+
+// ParseSets reads --set KEY=VALUE flags.
+func ParseSets(sets []string) ([]Param, error) {
+	var ps []Param
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		}
+		ps = append(ps, Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return ps, nil
+}
+
 // CanBisect reports whether axes can be searched by bisection.
 func CanBisect(axes []*Axis) bool { return analysis.CanBisect(axes) }
 
@@ -69,15 +100,19 @@ func Plan(ctx context.Context, e *Experiment, opt PlanOptions) (*PlanResult, err
 	return &PlanResult{r}, err
 }
 
-// WriteFiles writes plan.png, the search (a panel per clause of the goal,
-// the metric against the first searched value), into out; warnings say
-// why it was not drawn.
+// WriteFiles writes plan.png (in out's formats), the search (a panel per
+// clause of the goal, the metric against the first searched value), into
+// out; warnings say why it was not drawn.
 func (r *PlanResult) WriteFiles(out *Output) (written, warnings []string, err error) {
+	pic := picture{stem: "plan"}
 	fig, err := planFigure(r.PlanResult)
 	if err != nil {
-		return nil, []string{fmt.Sprintf("plan.png not drawn: %v", err)}, nil
+		warnings = append(warnings, fmt.Sprintf("plan.png not drawn: %v", err))
+	} else {
+		pic.pages = []*plots.Figure{fig}
 	}
-	return writeFigure(out, "plan.png", fig)
+	written, err = writePictures(out, pic)
+	return written, warnings, err
 }
 
 // planFigure draws the search: a panel per clause, the metric against the

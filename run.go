@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/tsim-dev/tsim/analysis"
@@ -78,7 +79,8 @@ type Options struct {
 	// Shard, if set, runs only that shard's items and writes them for
 	// tsim merge under OutputDir/<file stem>/shard-i-of-n/ (RunAll).
 	Shard Shard
-	// Version is tsim's version, recorded in a shard's manifest.
+	// Version is tsim's version recorded in a shard's manifest; "" is
+	// Version().
 	Version string
 	// Keep: the files of the run before move to
 	// OutputDir/<file stem>/history/<n> before this run's are written
@@ -355,7 +357,7 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 			if err != nil {
 				return err
 			}
-			outs[p] = &Output{d}
+			outs[p] = &Output{d: d}
 			defer d.Unlock()
 		}
 	}
@@ -451,7 +453,11 @@ func runShards(ctx context.Context, plans []*runner.Plan, byPlan map[*runner.Pla
 		if out == nil {
 			return fmt.Errorf("%s: a shard needs an output directory", p.Path)
 		}
-		complete, err := runner.RunShard(out.d, p, opt.Version, func(s runner.Sink) error {
+		version := opt.Version
+		if version == "" {
+			version = Version()
+		}
+		complete, err := runner.RunShard(out.d, p, version, func(s runner.Sink) error {
 			return runner.RunItems(ctx, p, ex, opt.workers(), opt.Progress, s)
 		})
 		if err != nil && ctx.Err() == nil {
@@ -484,6 +490,28 @@ func ReadMeasured(path string) (*Measured, error) {
 		return nil, err
 	}
 	return &Measured{r}, nil
+}
+
+// Check checks the options as tsim run takes them from its flags: the
+// messages name the flags.
+func (o *Options) Check() error {
+	switch {
+	case o.Replications != 0 && format.CheckReplications(o.Replications) != nil:
+		return fmt.Errorf("--reps %v", format.CheckReplications(o.Replications))
+	case o.Mode != "" && !slices.Contains(Modes, o.Mode):
+		return fmt.Errorf("--mode must be one of sim, real, got %q", o.Mode)
+	case o.TimeScale != 0 && (o.Mode != Real || !(o.TimeScale > 0)):
+		return fmt.Errorf("--time-scale needs --mode real and a value > 0 (real seconds per simulated second), got %v", max(o.TimeScale, 0))
+	case o.CPU != "" && o.Mode != Real:
+		return errors.New("--cpu needs --mode real")
+	case o.CPU != "" && CheckCPU(o.CPU) != nil:
+		return fmt.Errorf("--cpu must be sharing or cores, got %q", o.CPU)
+	case o.Outputs.Formats != "" && CheckFormats(o.Outputs.Formats) != nil:
+		return fmt.Errorf("--format: %v", CheckFormats(o.Outputs.Formats))
+	case o.Measured != nil && o.Shard.Sharded():
+		return errors.New("--measured and --shard: a shard has no runs to compare; run unsharded to compare with a load test")
+	}
+	return nil
 }
 
 // CheckFormats checks a list of pictures' formats, such as "png,svg"

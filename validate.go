@@ -30,6 +30,22 @@ type ValidateOptions struct {
 	Each func(*ValidatedVariant)
 }
 
+// Check checks the options as tsim validate takes them from its flags: the
+// messages name the flags.
+func (o *ValidateOptions) Check() error {
+	switch {
+	case o.Duration != 0 && format.CheckDuration(o.Duration) != nil:
+		return fmt.Errorf("--duration %v", format.CheckDuration(o.Duration))
+	case o.TimeScale != 0 && !(o.TimeScale > 0):
+		return fmt.Errorf("--time-scale must be > 0, got %v", max(o.TimeScale, 0))
+	case o.CPU != "" && CheckCPU(o.CPU) != nil:
+		return fmt.Errorf("--cpu must be sharing or cores, got %q", o.CPU)
+	case CheckTolerance(o.Tolerance) != nil:
+		return fmt.Errorf("--tolerance: %v", CheckTolerance(o.Tolerance))
+	}
+	return nil
+}
+
 // CheckTolerance checks a --tolerance list.
 func CheckTolerance(s string) error {
 	_, err := realmode.ParseTolerances(s)
@@ -150,8 +166,9 @@ func firstPoint(x *format.Experiment) []format.Param {
 	return ps
 }
 
-// WriteFiles writes validate-counters.png, the simulated and the real
-// counters of each variant run both ways, into out.
+// WriteFiles writes validate-counters.png (in out's formats; further
+// pages validate-counters-2.png, ...), the simulated and the real counters
+// of each variant run both ways, into out.
 func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err error) {
 	var runs []plots.Run
 	for _, vv := range v.Variants {
@@ -159,20 +176,43 @@ func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err er
 			runs = append(runs, plots.Run{Label: vv.Name + " (sim)", Run: vv.Sim}, plots.Run{Label: vv.Name + " (real)", Run: vv.Real})
 		}
 	}
-	if len(runs) == 0 {
-		return nil, nil, nil
-	}
-	pages, err := plots.Counters(v.Name+": simulated and real counters", runs)
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
-	}
-	for i, fig := range pages { // validate-counters.png, validate-counters-2.png, ...
-		name := plots.FileName(plots.PageStem("validate-counters", i), plots.PNG)
-		w, _, err := writeFigure(out, name, fig)
-		written = append(written, w...)
-		if err != nil {
-			return written, warnings, err
+	pic := picture{stem: "validate-counters"}
+	if len(runs) > 0 {
+		if pic.pages, err = plots.Counters(v.Name+": simulated and real counters", runs); err != nil {
+			warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
 		}
 	}
-	return written, warnings, nil
+	written, err = writePictures(out, pic)
+	return written, warnings, err
+}
+
+// Verdict is tsim validate's last line over the validations of several
+// experiments: how many variants agree, and which do not or were not run
+// for real.
+func Verdict(vals []*Validation) string {
+	var agreed, disagreed, notRun []string
+	for _, v := range vals {
+		for _, vv := range v.Variants {
+			name := v.Path + ": " + vv.Name
+			switch {
+			case vv.NotRun != nil:
+				notRun = append(notRun, name)
+			case vv.Agrees():
+				agreed = append(agreed, name)
+			default:
+				disagreed = append(disagreed, name)
+			}
+		}
+	}
+	n := len(agreed) + len(disagreed) + len(notRun)
+	var b strings.Builder
+	if len(disagreed) == 0 {
+		fmt.Fprintf(&b, "verdict: AGREE: %d of %d variants agree", len(agreed), n)
+	} else {
+		fmt.Fprintf(&b, "verdict: DISAGREE: %d of %d variants disagree (%s)", len(disagreed), n, strings.Join(disagreed, "; "))
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "; %d not run for real (%s)", len(notRun), strings.Join(notRun, "; "))
+	}
+	return b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -129,8 +130,11 @@ type PlanResult struct {
 	Start  float64
 	Cap    float64
 	CapWhy string
-	// Maximize is the metric maximised (MethodMax), or "".
+	// Maximize is the metric maximised (MethodMax), or "", and USL the
+	// Universal Scalability Law fitted to the evaluated points' means
+	// (nil when it could not be: fewer than 3 values, one below 1).
 	Maximize string
+	USL      *results.USL
 	// Points are every evaluated configuration, in evaluation order.
 	Points []*Point
 	// Found says whether anything met the goal; Best is then the answer's
@@ -700,6 +704,28 @@ func (p *planner) maximize(a *Axis) error {
 	}
 	if knee != nil && knee.X[0] < best.X[0] {
 		r.AnswerText += fmt.Sprintf("; from %s = %s the %s is within that interval of it", a.Key, knee.Params[0].Value, r.Maximize)
+	}
+	// The law fitted to the means: where the curve's peak lies between
+	// the points tried, and how sure that is.
+	var curve []results.USLPoint
+	for _, pt := range r.Points {
+		if pt.ObjMean > 0 {
+			curve = append(curve, results.USLPoint{X: pt.X[0], Y: pt.ObjMean, YLo: math.Max(pt.ObjMean-pt.ObjHalf, 0), YHi: pt.ObjMean + pt.ObjHalf})
+		}
+	}
+	slices.SortStableFunc(curve, func(p, q results.USLPoint) int { return cmp.Compare(p.X, q.X) })
+	if u, err := FitUSL(curve); err == nil {
+		u.XLabel, u.YLabel = a.Key, g.Metric+" (requests/s)"
+		r.USL = u
+		if u.NStar > 0 {
+			r.AnswerText += fmt.Sprintf("; the Universal Scalability Law fitted to the points puts the peak at %s = %.3g", a.Key, u.NStar)
+			if !u.NStarCI.None() {
+				r.AnswerText += fmt.Sprintf(" [%.3g, %.3g]", u.NStarCI.Lo, u.NStarCI.Hi)
+			}
+			r.AnswerText += fmt.Sprintf(" (σ = %.3g, κ = %.3g, R² = %.3f)", u.Sigma, u.Kappa, u.R2)
+		} else {
+			r.AnswerText += fmt.Sprintf("; the Universal Scalability Law fitted to the points finds no peak (σ = %.3g, κ ≈ 0, R² = %.3f)", u.Sigma, u.R2)
+		}
 	}
 	lo, hi := slices.Min(a.Nums), slices.Max(a.Nums)
 	switch best.X[0] {

@@ -183,6 +183,10 @@ func TestPlanMaximizeFindsThePeak(t *testing.T) {
 	if len(r.Points) > 8+2*5+1 {
 		t.Errorf("%d points: the grid of 8 and a bisection of the slope over 16..32", len(r.Points))
 	}
+	// The law fitted to the points tried gives the curve's own peak back.
+	if u := r.USL; u == nil || math.Abs(u.NStar-math.Sqrt(0.95/0.002)) > 1 || u.R2 < 0.99 {
+		t.Errorf("USL of the points: %+v", r.USL)
+	}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -23,6 +26,27 @@ type Row struct {
 	OutputS    float64 `json:"output_s,omitempty"`
 	SimCPUS    float64 `json:"sim_cpu_s,omitempty"`
 	OutputCPUS float64 `json:"output_cpu_s,omitempty"`
+}
+
+// RunModels runs each model runs times and returns the median of each
+// (Median). A cancelled ctx stops it between runs.
+func RunModels(ctx context.Context, models []string, runs int) ([]Row, error) {
+	var rows []Row
+	for _, m := range models {
+		var rs []Result
+		for range runs {
+			if ctx.Err() != nil {
+				return rows, errors.New("interrupted")
+			}
+			r, err := Run(m)
+			if err != nil {
+				return rows, fmt.Errorf("%s: %v", m, err)
+			}
+			rs = append(rs, r)
+		}
+		rows = append(rows, Median(m, rs))
+	}
+	return rows, nil
 }
 
 // Median is the median of a model's runs by wall time (the mean of the

@@ -162,6 +162,10 @@ type rawTarget struct {
 // ParseSpec reads a specification. Every problem it can see without the
 // experiment is reported with its line; Check finds the rest.
 func ParseSpec(name string, data []byte) (*Spec, error) {
+	// The parser is superlinear in nesting: the format's limits first.
+	if line, err := format.ScanTOML(data); err != nil {
+		return nil, SpecErrors{{File: name, Line: line, Msg: err.Error()}}
+	}
 	var raw rawSpec
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {

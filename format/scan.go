@@ -247,3 +247,13 @@ func skipString(data string, i int) (end, newlines int, nul bool) {
 	}
 	return n, 0, false
 }
+
+// ScanTOML checks TOML text against MaxDepth and MaxKeys before a parser
+// sees it, as LoadExperiment does, for the other TOML files tsim reads (a
+// fit specification); the error names the line.
+func ScanTOML(data []byte) (line int, err error) {
+	if se, ok := scanTOML(string(data), MaxDepth, MaxKeys, nil); !ok {
+		return se.line, fmt.Errorf("%s", se.msg)
+	}
+	return 0, nil
+}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -102,10 +104,15 @@ func (o *orderedParams) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// maxResultBytes bounds each file of a result folder ReadFolder reads.
+const maxResultBytes = 1 << 30
+
 // ReadFolder reads a result folder: its summary.json, which must be
 // there, and the charts of its report.html, which may not be.
 func ReadFolder(dir string) (*Folder, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	// Through package input: a regular file, bounded (tsim diff may be
+	// given any folder).
+	b, err := input.ReadRegular(filepath.Join(dir, "summary.json"), maxResultBytes, "result files")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
@@ -134,12 +141,15 @@ func ReadFolder(dir string) (*Folder, error) {
 	x.Finished = len(x.Scenarios)
 	if !*s.Complete {
 		// The missing scenarios of an interrupted run.
+		if s.Scenarios > format.MaxScenarios {
+			return nil, fmt.Errorf("%s: %d scenarios; an experiment has at most %d", filepath.Join(dir, "summary.json"), s.Scenarios, format.MaxScenarios)
+		}
 		for len(x.Scenarios) < s.Scenarios {
 			x.Scenarios = append(x.Scenarios, nil)
 		}
 	}
 	f := &Folder{Dir: dir, Exp: x}
-	page, err := os.ReadFile(filepath.Join(dir, FileName))
+	page, err := input.ReadRegular(filepath.Join(dir, FileName), maxResultBytes, "result files")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.Note = "no " + FileName + " (run with --outputs lacking html)"

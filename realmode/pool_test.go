@@ -109,17 +109,24 @@ func TestPoolMinRaisedNoDelay(t *testing.T) {
 }
 
 // TestPoolCLR4SteadyStream: the hill-climbing trajectory of a saturated
-// pool (modeltest.SteadyStreamGoals), the threads working at each named
-// instant of the first 72 s (the warm-up wave and the first three climbing
-// moves): the simulator exactly; the real run within one thread. (The
-// real samples end at the same completions, but a little early or late,
-// which moves the throughput they measure and the noise the controller
-// estimates from them; the confidence it puts in a move, and so the
-// control setting, shifts by a fraction of a thread, and a goal that is
-// the setting rounded down may come out one apart.) At a quarter of real
-// time a stall of 65 ms would leave the pool without a completion for
-// more than the gate's 500 ms and starve it (the stream's widest gap is
-// 240 ms), so a run that stalled 40 ms is not judged.
+// pool (modeltest.SteadyStreamGoals) in its first 72 s: the simulator
+// exactly, at every named instant; the real run step by step through the
+// warm-up, then in direction. The warm-up's goal is the wave alone (20,
+// 21, 20, 21 over four samples of 127 completions each), whatever the
+// noise: within one thread at 5, 15, 25, 40 and 50 s. From the ninth
+// sample the controller moves the setting by what it measures, and a real
+// run's samples end a few milliseconds early or late, with a throughput
+// noise of 0.4–10 % where the simulator's is ~0: that noise sets the
+// confidence in each move and widens the wave (its magnitude is the
+// setting × the average noise × 6, rounded, 1–20), so real runs at the
+// same seed put the goal at 70 s anywhere from 26 to 59 (five runs) where
+// the simulator puts 24, as the runtime's own controller would. What holds
+// is the direction: the climb starts at the ninth sample, which real runs
+// end up to ~3 s after the simulator (no lower than the warm-up at 55 s,
+// above it from 62 s), since every thread added to a saturated pool pays. At a
+// quarter of real time a stall of 65 ms would leave the pool without a
+// completion for more than the gate's 500 ms and starve it (the stream's
+// widest gap is 240 ms), so a run that stalled 40 ms is not judged.
 func TestPoolCLR4SteadyStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an 18 s real run")
@@ -155,8 +162,15 @@ func TestPoolCLR4SteadyStream(t *testing.T) {
 		var bad []string
 		for _, g := range goals {
 			ts, busy := at(r, g.At)
-			if math.Abs(ts-g.At.Seconds()) > 0.5 || math.Abs(busy-float64(g.Goal)) > 1 {
-				bad = append(bad, fmt.Sprintf("%v threads working at %.1fs, want %d ± 1", busy, ts, g.Goal))
+			lo, hi := g.Goal-1, g.Goal+1
+			switch {
+			case g.At > modeltest.SteadyStreamChanges[4].At+5*time.Second: // climbing
+				lo, hi = 22, modeltest.CLR4Pool(20).Max
+			case g.At > modeltest.SteadyStreamChanges[4].At: // the ninth sample may end a few seconds later
+				lo, hi = 20, modeltest.CLR4Pool(20).Max
+			}
+			if math.Abs(ts-g.At.Seconds()) > 0.5 || busy < float64(lo) || busy > float64(hi) {
+				bad = append(bad, fmt.Sprintf("%v threads working at %.1fs, want %d–%d", busy, ts, lo, hi))
 			}
 		}
 		return strings.Join(bad, "; ")

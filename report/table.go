@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -234,3 +235,32 @@ func Width(w io.Writer) int {
 	}
 	return 0
 }
+
+// note prints a note under a table: as written, or, on a writer with a
+// width, its words wrapped to the width, each line after the first
+// indented one more than the first.
+func note(w io.Writer, text string) {
+	width := Width(w)
+	if width <= 0 {
+		io.WriteString(w, text+"\n")
+		return
+	}
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	words := strings.Fields(text)
+	line := strings.Repeat(" ", indent)
+	start := len(line)
+	for _, word := range words {
+		if twwidth.Width(line) > start && twwidth.Width(line)+1+twwidth.Width(word) > width {
+			io.WriteString(w, line+"\n")
+			line = strings.Repeat(" ", indent+1)
+			start = len(line)
+		}
+		if twwidth.Width(line) > start {
+			line += " "
+		}
+		line += word
+	}
+	io.WriteString(w, line+"\n")
+}
+
+func notef(w io.Writer, format string, args ...any) { note(w, fmt.Sprintf(format, args...)) }

@@ -35,7 +35,7 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	if first.WarmupS > 0 {
 		dur += ", warm-up " + FmtSeconds(math.Round(first.WarmupS*10)/10)
 	}
-	fmt.Fprintf(w, "  seed %d, %s, %s, mode %s\n", r.Seed, reps, dur, r.Mode)
+	note(w, fmt.Sprintf("  seed %d, %s, %s, mode %s", r.Seed, reps, dur, r.Mode))
 	if !r.Complete() {
 		fmt.Fprintf(w, "  interrupted: %d of %d scenarios finished\n", r.Finished, len(r.Scenarios))
 	}
@@ -159,7 +159,7 @@ func printSharedMachines(w io.Writer, tiers []results.Tier) {
 		cores[x.Machine] = x.Cores
 	}
 	for _, id := range ids {
-		fmt.Fprintf(w, "  (%s share one machine of %d cores: each CPU %% is its share; the machine's is %s %%)\n",
+		notef(w, "  (%s share one machine of %d cores: each CPU %% is its share; the machine's is %s %%)",
 			strings.Join(names[id], " and "), cores[id], FmtFixed(100*util[id], 1))
 	}
 }
@@ -223,8 +223,8 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  (arrivals per second; Request Wait Time, Request Execution Time and Calls Duration, mean / max;")
-	fmt.Fprintln(w, "   the response time at the tier of the requests it completed, and the share of them that queued)")
+	note(w, "  (arrivals per second; Request Wait Time, Request Execution Time and Calls Duration, mean / max;\n"+
+		"   the response time at the tier of the requests it completed, and the share of them that queued)")
 	return nil
 }
 
@@ -269,7 +269,7 @@ func PrintCalls(w io.Writer, calls []results.Call) error {
 	if len(notes) > 0 {
 		fmt.Fprintln(w, "connection limits:")
 		for _, n := range notes {
-			fmt.Fprintln(w, n)
+			note(w, n)
 		}
 	}
 	head := false
@@ -281,7 +281,7 @@ func PrintCalls(w io.Writer, calls []results.Call) error {
 			fmt.Fprintln(w, "new proxies and their ChannelFactories (cache hits, factories built, purged from the cache):")
 			head = true
 		}
-		fmt.Fprintf(w, "  %s → %s: %d proxies, %d hits (%.0f %%), %d built, %d purged\n", c.From, c.To,
+		notef(w, "  %s → %s: %d proxies, %d hits (%.0f %%), %d built, %d purged", c.From, c.To,
 			c.Proxies, c.FactoryHits, 100*float64(c.FactoryHits)/float64(c.Proxies), c.FactoriesBuilt, c.FactoriesPurged)
 	}
 	return nil
@@ -317,6 +317,6 @@ func PrintBalancers(w io.Writer, bs []results.Balancer) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "  (refused: sent off their session's machine without affinity, and failed there)")
+	note(w, "  (refused: sent off their session's machine without affinity, and failed there)")
 	return nil
 }

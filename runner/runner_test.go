@@ -313,13 +313,32 @@ func TestPanicIsAnError(t *testing.T) {
 	}
 }
 
-// concurrent counts the replications running at once, and in which plan
-// (by seed), and sleeps in each so that they overlap.
+// concurrent counts the replications running at once. The first plan's
+// (known by its seed; it has no more items than workers) wait, up to a few
+// seconds, for ExecuteAll to start the plan after it; so a busy machine's
+// scheduler cannot hide whether ExecuteAll lets the next plan start beside
+// the last of the one before.
 type concurrent struct {
 	mu        sync.Mutex
+	cond      *sync.Cond
 	now, most int
-	seeds     map[uint64]int // seed → replications of it running now
-	overlap   bool           // two plans' replications ran at once
+	first     uint64 // the first plan's seed
+	started   uint64 // the highest plan seed started so far
+	overlap   bool   // a plan started while one before it was running
+}
+
+func newConcurrent(first uint64) *concurrent {
+	c := &concurrent{first: first}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// start is ExecuteAll's started hook.
+func (c *concurrent) start(p *Plan) {
+	c.mu.Lock()
+	c.started = max(c.started, p.Seed)
+	c.cond.Broadcast()
+	c.mu.Unlock()
 }
 
 func (*concurrent) Parallel() bool { return true }
@@ -328,17 +347,19 @@ func (c *concurrent) Run(_ context.Context, top *model.Topology, seed uint64, op
 	c.mu.Lock()
 	c.now++
 	c.most = max(c.most, c.now)
-	c.seeds[seed]++
-	if len(c.seeds) > 1 {
+	stop := time.AfterFunc(5*time.Second, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	for deadline := time.Now().Add(5 * time.Second); seed == c.first && c.started <= seed && time.Now().Before(deadline); {
+		c.cond.Wait()
+	}
+	stop.Stop()
+	if seed == c.first && c.started > seed {
 		c.overlap = true
 	}
-	c.mu.Unlock()
-	time.Sleep(time.Duration(1+seed%5) * time.Millisecond)
-	c.mu.Lock()
 	c.now--
-	if c.seeds[seed]--; c.seeds[seed] == 0 {
-		delete(c.seeds, seed)
-	}
 	c.mu.Unlock()
 	return &results.Run{Seed: seed, Duration: 1, FirstTimeout: -1, Tiers: []results.Tier{{Name: "fe"}}}, nil
 }
@@ -377,11 +398,11 @@ func TestExecuteAll(t *testing.T) {
 	}
 
 	// Each plan has its own seed, so the executor sees which are running.
-	c := &concurrent{seeds: map[uint64]int{}}
+	c := newConcurrent(plans[0].Seed)
 	for _, p := range plans {
 		p.Reps = 1
 	}
-	ExecuteAll(context.Background(), plans, c, 2, nil, nil, func(*Plan, *results.Experiment, error) bool { return true })
+	ExecuteAll(context.Background(), plans, c, 2, nil, c.start, func(*Plan, *results.Experiment, error) bool { return true })
 	if c.most > 2 {
 		t.Errorf("%d replications ran at once on 2 workers", c.most)
 	}

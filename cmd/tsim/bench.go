@@ -41,38 +41,22 @@ func runBench(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		models = []string{*only}
 	}
-
-	var rows []bench.Row
-	for _, m := range models {
-		var rs []bench.Result
-		for range *runs {
-			if ctx.Err() != nil {
-				c.errorf(e, "interrupted")
-				return exitFailure
-			}
-			r, err := bench.Run(m)
-			if err != nil {
-				c.errorf(e, "%s: %v", m, err)
-				return exitFailure
-			}
-			rs = append(rs, r)
-		}
-		rows = append(rows, bench.Median(m, rs))
+	rows, err := bench.RunModels(ctx, models, *runs)
+	if err != nil {
+		return c.fail(e, err)
 	}
 
 	if *asJSON {
 		b, err := json.MarshalIndent(rows, "", "  ")
 		if err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
+			return c.fail(e, err)
 		}
 		e.writeOut(append(b, '\n'))
 		return exitOK
 	}
 	var out bytes.Buffer
 	if err := bench.WriteTable(tables(fs, &out, e.stdout), rows); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	e.writeOut(out.Bytes())
 	return exitOK

@@ -5,14 +5,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/tsim-dev/tsim"
 )
 
 var cmdCalibrate = &command{
 	Name:      "calibrate",
-	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--loadtest RESULTS] [--warmup D] [--seed N] [--reps N] [-o DIR] [--quiet]",
+	UsageLine: "CAPTURE.csv|.tsv --experiment FILE.toml [--variant V] [--map MACHINE=TIER,...] [--names FILE] [--loadtest RESULTS] [--warmup D] [--seed N] [--reps N] [-o DIR] [--format png,svg,pdf] [--quiet]",
 	Short:     "estimate demands from a PerfMon capture and compare the calibrated model with it",
 	Long:      helpText("calibrate"),
 	Run:       runCalibrate,
@@ -31,6 +30,7 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	reps := fs.Int("reps", 0, "")
 	outDir := fs.String("o", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -45,13 +45,15 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--experiment FILE.toml is required: the model to calibrate")
 	case set["warmup"] && *warmup < 0:
 		return c.usageError(e, "--warmup must be ≥ 0, got %v", *warmup)
+	case tsim.CheckFormats(*formats) != nil:
+		return c.usageError(e, "--format: %v", tsim.CheckFormats(*formats))
 	}
 	if set["reps"] {
 		if err := tsim.CheckReplications(*reps); err != nil {
 			return c.usageError(e, "--reps %v", err)
 		}
 	}
-	machines, err := parseMap(*mapFlag)
+	machines, err := tsim.ParseMachineMap(*mapFlag)
 	if err != nil {
 		return c.usageError(e, "--map: %v", err)
 	}
@@ -73,49 +75,25 @@ func runCalibrate(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	res, err := tsim.Calibrate(ctx, capture, *experiment, opt)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var out bytes.Buffer
 	if err := res.WriteText(&out); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	// Everything succeeded: write, each file whole or not at all, into a
 	// directory no other tsim process is writing.
 	clean := filepath.Clean(dir)
-	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), res.WriteFiles, true); st != exitOK {
+	if !*quiet {
+		out.WriteString("\n")
+	}
+	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), *formats, res.WriteFiles, *quiet); st != exitOK {
 		return st
 	}
 	toml := filepath.Join(dir, "calibrated.toml")
-	pic := filepath.Join(dir, "calibration.png")
 	if !*quiet {
-		fmt.Fprintf(&out, "\nwrote %s and %s\nnext: tsim explain %s, then tsim run %s\n", toml, pic, toml, toml)
+		fmt.Fprintf(&out, "next: tsim explain %s, then tsim run %s\n", toml, toml)
 	}
 	e.writeOut(out.Bytes())
 	return exitOK
-}
-
-// parseMap reads "MACHINE=TIER,..." into tier → machine.
-func parseMap(s string) (map[string]string, error) {
-	out := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	machines := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		m, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		m, t = strings.TrimSpace(m), strings.TrimSpace(t)
-		if !ok || m == "" || t == "" {
-			return nil, fmt.Errorf("%q is not MACHINE=TIER", kv)
-		}
-		if prev, dup := out[t]; dup {
-			return nil, fmt.Errorf("tier %s mapped twice (%s and %s)", t, prev, m)
-		}
-		if prev, dup := machines[strings.ToLower(m)]; dup {
-			return nil, fmt.Errorf("machine %s mapped twice (to %s and %s)", m, prev, t)
-		}
-		out[t], machines[strings.ToLower(m)] = m, t
-	}
-	return out, nil
 }

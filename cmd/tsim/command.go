@@ -14,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/internal/termui"
 	"github.com/tsim-dev/tsim/report"
 )
 
@@ -167,13 +166,33 @@ func (c *command) errorf(e *env, format string, args ...any) {
 	msg := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
 	var b strings.Builder
 	for _, line := range strings.Split(msg, "\n") {
-		fmt.Fprintf(&b, "tsim %s: %s\n", c.Name, line)
+		fmt.Fprintf(&b, "tsim %s: %s\n", c.Name, clip(line))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
 		io.WriteString(e.stderr, b.String())
 	}
+}
+
+// fail prints err and returns the failure status.
+func (c *command) fail(e *env, err error) int {
+	c.errorf(e, "%v", err)
+	return exitFailure
+}
+
+// maxLine is the longest message line tsim prints: a longer one quotes
+// too much of what it was given (a flag's value, a line of a file), and
+// loses its middle.
+const maxLine = 512
+
+// clip cuts a line longer than maxLine in its middle.
+func clip(line string) string {
+	if len(line) <= maxLine {
+		return line
+	}
+	head, tail := line[:maxLine/2], line[len(line)-maxLine/3:]
+	return strings.ToValidUTF8(head, "") + " … " + strings.ToValidUTF8(tail, "")
 }
 
 // usageError prints a message and the command's usage line, and returns
@@ -229,10 +248,30 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 // experiment files.
 func allowOutside(fs *flag.FlagSet) { fs.Bool("allow-outside", false, "") }
 
+// pictureFormats declares --format on a command that draws pictures: the
+// formats they are written in, a list of png, svg and pdf.
+func pictureFormats(fs *flag.FlagSet) *string { return fs.String("format", "png", "") }
+
 // load loads an experiment file as the flags ask: files named in it stay
 // inside its folder unless --allow-outside.
 func load(fs *flag.FlagSet, path string) (*tsim.Experiment, error) {
 	return tsim.LoadFile(path, loadOptions(fs))
+}
+
+// loadAll loads every file before anything runs (a mistake in the last
+// file should not wait for the first to finish), printing every problem;
+// ok is false when a file did not load.
+func (c *command) loadAll(e *env, fs *flag.FlagSet, files []string) (xs []*tsim.Experiment, ok bool) {
+	ok = true
+	for _, f := range files {
+		x, err := load(fs, f)
+		if err != nil {
+			c.errorf(e, "%v", err)
+			ok = false
+		}
+		xs = append(xs, x)
+	}
+	return xs, ok
 }
 
 // loadOptions are the reading rules the flags ask for.
@@ -261,18 +300,5 @@ func tables(fs *flag.FlagSet, w, stdout io.Writer) io.Writer {
 	if f := fs.Lookup("wide"); f != nil && f.Value.String() == "true" {
 		return w
 	}
-	return report.WithWidth(w, terminalWidth(stdout))
-}
-
-// terminalWidth is the width of the terminal w is, or 0.
-func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return width
+	return report.WithWidth(w, termui.Width(stdout))
 }

@@ -33,8 +33,7 @@ func runDiff(_ context.Context, c *command, e *env, args []string) int {
 		b = htmlreport.ParseSide(pos[0])
 		dir, err := htmlreport.LastKept(b.Dir)
 		if err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
+			return c.fail(e, err)
 		}
 		a = htmlreport.Side{Dir: dir, Variant: b.Variant}
 	case 2:
@@ -44,13 +43,11 @@ func runDiff(_ context.Context, c *command, e *env, args []string) int {
 	}
 	cmp, err := htmlreport.Diff(a, b)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var text bytes.Buffer
 	if err := cmp.WriteText(&text); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	page, err := cmp.Page().HTML()
 	if err == nil {

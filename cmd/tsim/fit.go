@@ -12,7 +12,7 @@ import (
 
 var cmdFit = &command{
 	Name:      "fit",
-	UsageLine: "SPEC.fit [--experiment FILE.toml] [--hold-out NAME,...] [--max-evals N] [--reps N] [--seed N] [-o DIR] [--quiet]",
+	UsageLine: "SPEC.fit [--experiment FILE.toml] [--hold-out NAME,...] [--max-evals N] [--reps N] [--seed N] [-o DIR] [--format png,svg,pdf] [--quiet]",
 	Short:     "search the inputs that match target figures, and predict the figures not used",
 	Long:      helpText("fit"),
 	Run:       runFit,
@@ -27,6 +27,7 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 	seed := fs.Uint64("seed", 0, "")
 	outDir := fs.String("o", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -41,6 +42,8 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--max-evals must be between 1 and 100000, got %d", *maxEvals)
 	case set["reps"] && tsim.CheckReplications(*reps) != nil:
 		return c.usageError(e, "--reps %v", tsim.CheckReplications(*reps))
+	case tsim.CheckFormats(*formats) != nil:
+		return c.usageError(e, "--format: %v", tsim.CheckFormats(*formats))
 	}
 	opt := tsim.FitOptions{MaxEvaluations: *maxEvals, Replications: *reps, Seed: *seed}
 	for _, h := range strings.Split(*holdOut, ",") {
@@ -50,8 +53,7 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	spec, x, err := tsim.LoadFit(files[0], *experiment)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if !*quiet {
 		opt.Progress = func(done, budget int, best float64) {
@@ -64,20 +66,18 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 	}
 	res, err := tsim.Fit(ctx, x, spec, opt)
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	var out bytes.Buffer
 	if err := res.WriteText(&out); err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	dir := *outDir
 	if dir == "" {
 		dir = filepath.Join("out", stem(files[0])+"-fit")
 	}
 	clean := filepath.Clean(dir)
-	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), res.WriteFiles, *quiet); st != exitOK {
+	if st := c.writeFiles(e, &out, filepath.Dir(clean), filepath.Base(clean), *formats, res.WriteFiles, *quiet); st != exitOK {
 		return st
 	}
 	e.writeOut(out.Bytes())

@@ -35,4 +35,3 @@ func TestFitCommand(t *testing.T) {
 		t.Errorf("no spec: status %d, %s", status, errs)
 	}
 }
-

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsim-dev/tsim"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -180,7 +181,7 @@ func TestUnknownCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, st := tsimMain(t, nil, "version")
-	if st != exitOK || !strings.HasPrefix(out, "tsim version "+version) {
+	if st != exitOK || !strings.HasPrefix(out, "tsim version "+tsim.ReleaseVersion) {
 		t.Errorf("status %d, stdout %q", st, out)
 	}
 	_, _, st = tsimMain(t, nil, "version", "extra")

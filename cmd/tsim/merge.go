@@ -9,7 +9,7 @@ import (
 
 var cmdMerge = &command{
 	Name:      "merge",
-	UsageLine: "[-o DIR] [--json] [--wide] [--quiet] SHARDDIR...",
+	UsageLine: "[-o DIR] [--format png,svg,pdf] [--json] [--wide] [--quiet] SHARDDIR...",
 	Short:     "combine the shards of sharded runs into their results",
 	Long:      helpText("merge"),
 	Run:       runMerge,
@@ -21,6 +21,7 @@ func runMerge(ctx context.Context, c *command, e *env, args []string) int {
 	outDir := fs.String("o", "out", "")
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
+	formats := pictureFormats(fs)
 	dirs, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -28,6 +29,15 @@ func runMerge(ctx context.Context, c *command, e *env, args []string) int {
 	if len(dirs) == 0 {
 		return c.usageError(e, "no shard directories given")
 	}
+	if err := tsim.CheckFormats(*formats); err != nil {
+		return c.usageError(e, "--format: %v", err)
+	}
+	kinds, err := tsim.ParseOutputs("json,csv,png,html") // every kind, as tsim run writes by default
+	if err != nil {
+		c.errorf(e, "%v", err)
+		return exitFailure
+	}
+	kinds.Formats = *formats
 	merged, err := tsim.Merge(ctx, dirs)
 	status = exitOK
 	if err != nil {
@@ -41,7 +51,7 @@ func runMerge(ctx context.Context, c *command, e *env, args []string) int {
 			status = exitFailure
 			continue
 		}
-		written, warnings, werr := m.WriteFiles(out, tsim.Outputs{})
+		written, warnings, werr := m.WriteFiles(out, kinds)
 		out.Close()
 		if s := c.printResult(e, fs, m.Result, out.Path(), written, warnings, werr, *asJSON, true); s != exitOK {
 			status = s

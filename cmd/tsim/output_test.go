@@ -226,15 +226,6 @@ func TestVersionFlag(t *testing.T) {
 	}
 }
 
-func TestValidateVerdictLine(t *testing.T) {
-	if got := verdictLine([]string{"a: x", "a: y"}, nil, nil); got != "verdict: AGREE: 2 of 2 variants agree" {
-		t.Errorf("%q", got)
-	}
-	if got := verdictLine([]string{"a: x"}, []string{"a: y"}, []string{"b: z"}); got != "verdict: DISAGREE: 1 of 3 variants disagree (a: y); 1 not run for real (b: z)" {
-		t.Errorf("%q", got)
-	}
-}
-
 // Hostile files end at once with a clear error, exit 1 and no output.
 func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()

@@ -12,7 +12,7 @@ import (
 
 var cmdPlan = &command{
 	Name:      "plan",
-	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--wide] [--quiet]",
+	UsageLine: "FILE --goal GOAL (--vary KEY=LO..HI... | --find users|rate [--max-load L]) [--maximize goodput|throughput] [--users N | --rate R] [--variant NAME] [--set KEY=VALUE]... [--reps N] [--seed N] [--search auto|bisect|grid] [--duration D] [-o DIR] [--format png,svg,pdf] [--wide] [--quiet]",
 	Short:     "find the smallest settings that meet a goal, or the most load a setting holds",
 	Long:      helpText("plan"),
 	Run:       runPlan,
@@ -44,6 +44,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 	quiet := fs.Bool("quiet", false, "")
 	maxLoad := fs.Float64("max-load", 0, "")
 	maximize := fs.String("maximize", "", "")
+	formats := pictureFormats(fs)
 	files, status, ok := c.parseFlags(e, fs, args)
 	if !ok {
 		return status
@@ -80,6 +81,8 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		return c.usageError(e, "--reps %v", tsim.CheckReplications(*reps))
 	case *search != "auto" && *search != "bisect" && *search != "grid":
 		return c.usageError(e, "--search must be auto, bisect or grid, got %q", *search)
+	case tsim.CheckFormats(*formats) != nil:
+		return c.usageError(e, "--format: %v", tsim.CheckFormats(*formats))
 	}
 	opt := tsim.PlanOptions{Find: *find, Users: *users, Rate: *rate, Variant: *variant, Reps: *reps, Duration: *duration,
 		Search: *search, Workers: numWorkers(), MaxLoad: *maxLoad, Maximize: *maximize,
@@ -90,46 +93,30 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 			return c.usageError(e, "%v", err)
 		}
 	}
-	for _, v := range varies {
-		a, err := tsim.ParseVary(v)
-		if err != nil {
-			return c.usageError(e, "--vary %v", err)
-		}
-		for _, b := range opt.Vary {
-			if b.Key == a.Key {
-				return c.usageError(e, "--vary %s given twice", a.Key)
-			}
-		}
-		opt.Vary = append(opt.Vary, a)
+	if opt.Vary, err = tsim.ParseVaries(varies); err != nil {
+		return c.usageError(e, "%v", err)
 	}
 	if *search == "bisect" && !tsim.CanBisect(opt.Vary) {
 		return c.usageError(e, "--search bisect needs one --vary with an integer range (KEY=LO..HI)")
 	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return c.usageError(e, "--set %q: want KEY=VALUE", s)
-		}
-		opt.Set = append(opt.Set, tsim.Param{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	if opt.Set, err = tsim.ParseSets(sets); err != nil {
+		return c.usageError(e, "%v", err)
 	}
 	x, err := load(fs, files[0])
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if set["seed"] {
 		opt.Seed = seed
 	}
 	r, err := tsim.Plan(ctx, x, opt)
 	if r == nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	// Interrupted, r holds the points evaluated: they are printed.
 	var out bytes.Buffer
 	if werr := r.WriteText(tables(fs, &out, e.stdout)); werr != nil {
-		c.errorf(e, "%v", werr)
-		return exitFailure
+		return c.fail(e, werr)
 	}
 	if err != nil {
 		e.writeOut(out.Bytes())
@@ -140,7 +127,7 @@ func runPlan(ctx context.Context, c *command, e *env, args []string) int {
 		}
 		return exitFailure
 	}
-	if st := c.writeFiles(e, &out, *outDir, x.Stem(), r.WriteFiles, *quiet); st != exitOK {
+	if st := c.writeFiles(e, &out, *outDir, x.Stem(), *formats, r.WriteFiles, *quiet); st != exitOK {
 		return st
 	}
 	e.writeOut(out.Bytes())

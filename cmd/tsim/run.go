@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/tsim-dev/tsim"
+	"github.com/tsim-dev/tsim/internal/termui"
 )
 
 var cmdRun = &command{
@@ -48,8 +48,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if len(files) == 0 {
 		return c.usageError(e, "no experiment files given")
 	}
-	opt := tsim.Options{Mode: tsim.Mode(*mode), TimeScale: *timeScale, CPU: *cpuFlag, Workers: numWorkers(),
-		PerReplica: *perReplica, OutputDir: *outDir, Keep: *keep, Version: versionString()}
+	opt := tsim.Options{Mode: tsim.Mode(*mode), Workers: numWorkers(), PerReplica: *perReplica, OutputDir: *outDir, Keep: *keep}
 	if set["reps"] {
 		if err := tsim.CheckReplications(*reps); err != nil {
 			return c.usageError(e, "--reps %v", err)
@@ -59,15 +58,18 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 	if set["seed"] {
 		opt.Seed = seed
 	}
-	if !slices.Contains(tsim.Modes, opt.Mode) {
-		return c.usageError(e, "--mode must be one of sim, real, got %q", *mode)
+	if set["time-scale"] {
+		opt.TimeScale = *timeScale
+		if *timeScale == 0 {
+			opt.TimeScale = -1 // given, it must be > 0 (0 is the option's "choose one")
+		}
+	}
+	if set["cpu"] {
+		opt.CPU = *cpuFlag
 	}
 	var err error
 	if opt.Outputs, err = tsim.ParseOutputs(*outputsFlag); err != nil {
 		return c.usageError(e, "--outputs: %v", err)
-	}
-	if err := tsim.CheckFormats(*formatFlag); err != nil {
-		return c.usageError(e, "--format: %v", err)
 	}
 	opt.Outputs.Formats = *formatFlag
 	if *noPlots {
@@ -84,50 +86,31 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 			return c.usageError(e, "--json and --shard: a shard has no summary; merge the shards, then read summary.json")
 		}
 	}
-	if set["time-scale"] && (*mode != "real" || !(*timeScale > 0)) {
-		return c.usageError(e, "--time-scale needs --mode real and a value > 0 (real seconds per simulated second), got %v", *timeScale)
-	}
-	if set["cpu"] && *mode != "real" {
-		return c.usageError(e, "--cpu needs --mode real")
-	}
-	if err := tsim.CheckCPU(*cpuFlag); err != nil {
-		return c.usageError(e, "--cpu must be sharing or cores, got %q", *cpuFlag)
-	}
 	if set["measured"] && opt.Shard.Sharded() {
 		return c.usageError(e, "--measured and --shard: a shard has no runs to compare; run unsharded to compare with a load test")
 	}
+	if err := opt.Check(); err != nil {
+		return c.usageError(e, "%v", err)
+	}
 	if set["measured"] {
 		if opt.Measured, err = tsim.ReadMeasured(*measuredFlag); err != nil {
-			c.errorf(e, "%v", err)
-			return exitFailure
+			return c.fail(e, err)
 		}
 	}
 
-	// Load every file before running any: a mistake in the last file
-	// should not wait for the first to finish.
-	var exps []*tsim.Experiment
-	failed := false
-	for _, f := range files {
-		x, err := load(fs, f)
-		if err != nil {
-			c.errorf(e, "%v", err)
-			failed = true
-			continue
-		}
-		exps = append(exps, x)
-	}
-	if failed {
+	exps, ok := c.loadAll(e, fs, files)
+	if !ok {
 		return exitFailure
 	}
 	for _, x := range exps {
 		printWarnings(c, e, x)
 	}
 
-	prog := newProgress(e.stderr, 0, !*quiet && isTerminal(e.stderr))
-	defer prog.finish()
-	opt.Total = prog.setTotal
-	opt.Progress = prog.add
-	opt.Started = func(x *tsim.Experiment) { prog.describe(x.Name()) }
+	prog := termui.NewProgress(e.stderr, !*quiet && termui.IsTerminal(e.stderr))
+	defer prog.Finish()
+	opt.Total = prog.SetTotal
+	opt.Progress = prog.Add
+	opt.Started = func(x *tsim.Experiment) { prog.Describe(x.Name()) }
 	status = exitOK
 	var notRun []string
 	err = tsim.RunAll(ctx, exps, opt, func(f *tsim.Finished) {
@@ -137,7 +120,7 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 		switch {
 		case opt.Shard.Sharded():
 			if f.ShardComplete && !*quiet {
-				prog.finish()
+				prog.Finish()
 				c.out(e, "%s (%s): shard %d/%d, %d of %d replications\nwrote %s%c\n  shard.json items.jsonl\n\n",
 					f.Experiment.Name(), f.Experiment.Path(), opt.Shard.Index(), opt.Shard.Of(), f.ShardItems, f.Items, f.Dir, filepath.Separator)
 			}
@@ -150,10 +133,9 @@ func runRun(ctx context.Context, c *command, e *env, args []string) int {
 			}
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	if err != nil {
-		c.errorf(e, "%v", err)
-		return exitFailure
+		return c.fail(e, err)
 	}
 	if len(notRun) > 0 {
 		c.errorf(e, "interrupted; what finished was written")
