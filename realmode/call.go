@@ -66,7 +66,9 @@ func newTransport(limit, idle int) *http.Transport {
 			if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
 				return nil, fmt.Errorf("realmode: refusing to dial %q: loopback only", addr)
 			}
-			return d.DialContext(ctx, network, addr)
+			c, err := d.DialContext(ctx, network, addr)
+			noteFDs(err)
+			return c, err
 		},
 		MaxConnsPerHost: limit,
 		// Keep every connection the limit allows, so they are reused
