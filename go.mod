@@ -35,4 +35,5 @@ require (
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/tools v0.36.0 // indirect
 )

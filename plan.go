@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/analysis"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/report"
 )
@@ -101,8 +102,10 @@ func Plan(ctx context.Context, e *Experiment, opt PlanOptions) (*PlanResult, err
 }
 
 // WriteFiles writes plan.png (in out's formats), the search (a panel per
-// clause of the goal, the metric against the first searched value), into
-// out; warnings say why it was not drawn.
+// clause of the goal, the metric against the first searched value), and
+// plan.html, the goal, every evaluated point and the search as
+// interactive charts, into out; warnings say why the picture was not
+// drawn.
 func (r *PlanResult) WriteFiles(out *Output) (written, warnings []string, err error) {
 	pic := picture{stem: "plan"}
 	fig, err := planFigure(r.PlanResult)
@@ -111,8 +114,13 @@ func (r *PlanResult) WriteFiles(out *Output) (written, warnings []string, err er
 	} else {
 		pic.pages = []*plots.Figure{fig}
 	}
-	written, err = writePictures(out, pic)
-	return written, warnings, err
+	if written, err = writePictures(out, pic); err != nil {
+		return written, warnings, err
+	}
+	if err := writePage(out, htmlreport.PlanFileName, htmlreport.PlanPage(planPage(r.PlanResult))); err != nil {
+		return written, warnings, err
+	}
+	return append(written, htmlreport.PlanFileName), warnings, nil
 }
 
 // planFigure draws the search: a panel per clause, the metric against the

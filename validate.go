@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/plots"
 	"github.com/tsim-dev/tsim/realmode"
 	"github.com/tsim-dev/tsim/runner"
@@ -59,6 +60,7 @@ func CheckDuration(d time.Duration) error { return format.CheckDuration(d) }
 // simulated and for real, compared.
 type Validation struct {
 	Name, Path string
+	Seed       uint64
 	Variants   []*ValidatedVariant
 }
 
@@ -124,7 +126,7 @@ func Validate(ctx context.Context, e *Experiment, opt ValidateOptions) (*Validat
 	if opt.Seed != nil {
 		seed = *opt.Seed
 	}
-	val := &Validation{Name: x.Name, Path: e.Path()}
+	val := &Validation{Name: x.Name, Path: e.Path(), Seed: seed}
 	for _, name := range x.Variants {
 		if err := ctx.Err(); err != nil {
 			return val, fmt.Errorf("%s: variant %s and what follows were not validated: %w", e.Path(), name, err)
@@ -168,7 +170,8 @@ func firstPoint(x *format.Experiment) []format.Param {
 
 // WriteFiles writes validate-counters.png (in out's formats; further
 // pages validate-counters-2.png, ...), the simulated and the real counters
-// of each variant run both ways, into out.
+// of each variant run both ways, and validate.html, the verdicts, the
+// figures side by side and both runs' charts overlaid, into out.
 func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err error) {
 	var runs []plots.Run
 	for _, vv := range v.Variants {
@@ -182,8 +185,13 @@ func (v *Validation) WriteFiles(out *Output) (written, warnings []string, err er
 			warnings = append(warnings, fmt.Sprintf("validate-counters.png not drawn: %v", err))
 		}
 	}
-	written, err = writePictures(out, pic)
-	return written, warnings, err
+	if written, err = writePictures(out, pic); err != nil {
+		return written, warnings, err
+	}
+	if err := writePage(out, htmlreport.ValidateFileName, htmlreport.ValidatePage(validatePage(v))); err != nil {
+		return written, warnings, err
+	}
+	return append(written, htmlreport.ValidateFileName), warnings, nil
 }
 
 // Verdict is tsim validate's last line over the validations of several

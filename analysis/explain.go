@@ -116,7 +116,7 @@ func Explain(ctx context.Context, x *format.Experiment, opt ExplainOptions) (*Ex
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.Run, errs[i] = runner.Sim{}.Run(ctx, &v.Scenario.Topology, ex.Seed, model.Options{NoSeries: true})
+			v.Run, errs[i] = runner.Sim{}.Run(ctx, &v.Scenario.Topology, ex.Seed, model.Options{})
 		}()
 	}
 	wg.Wait()

@@ -47,6 +47,20 @@ func scoreSpec(t *testing.T, specFile string) map[string]fit.TargetResult {
 	return out
 }
 
+// loadStory loads an experiment file of this directory.
+func loadStory(t *testing.T, file string) *format.Experiment {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment(file, data, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
 func use(tr fit.TargetResult) string {
 	if tr.Fitted {
 		return "fitted"

@@ -8,9 +8,10 @@
 // experiment with the same seeds at every evaluation (common random
 // numbers, so that two candidate inputs differ by their effect and not by
 // their luck), minimises the targets' squared residuals in tolerances with
-// Nelder–Mead from several starts within a bounded number of evaluations,
-// and then, from finite differences at the optimum, gives each input a
-// 95% interval and its sensitivity, every target its residual, and every
+// gonum's Nelder–Mead (gonum.org/v1/gonum/optimize) from several starts
+// within a bounded number of evaluations, and then, from finite
+// differences at the optimum, gives each input a 95% interval and its
+// sensitivity, every target its residual, and every
 // target the fit did not use (use = "predict", or held out) a prediction
 // with a 95% interval and a verdict. What a model predicts after it was
 // fitted is what makes it worth trusting; a figure that set an input is a

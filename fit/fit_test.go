@@ -170,3 +170,126 @@ func TestCancel(t *testing.T) {
 		t.Errorf("every target held out: got %v", err)
 	}
 }
+
+// TestFitVariantInput: an input of one variant (a rerun's peak of users)
+// is set in that variant's scenarios only, found back from a figure of the
+// rerun simulated with a known peak, and written into the variant's set;
+// the other variant's figure is untouched by it.
+func TestFitVariantInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fit: a few dozen short runs")
+	}
+	data, err := os.ReadFile("testdata/rerun.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment("rerun.toml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const spec = `experiment = "rerun.toml"
+variant = "before"
+replications = 2
+max_evaluations = 24
+restarts = 0
+
+[[free]]
+key = "load.users_schedule"
+variant = "rerun"
+value = "[ {at = \"0s\", value = 40}, {at = \"1m\", value = 40}, {at = \"2m\", value = {}} ]"
+min = 60
+max = 400
+integer = true
+
+[[target]]
+name = "rerun: calls"
+metric = "requests.completed"
+variant = "rerun"
+value = %v
+tolerance = "2%%"
+
+[[target]]
+name = "before: calls"
+metric = "requests.completed"
+value = 1
+tolerance = 1e9
+use = "predict"
+`
+	// The truth: the rerun with a peak of 175 users.
+	truth, err := x.ScenarioWith("rerun", []format.Param{{Key: "load.users_schedule", Value: `[ {at = "0s", value = 40}, {at = "1m", value = 40}, {at = "2m", value = 175} ]`}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []float64
+	for k := range 4 {
+		r, err := simmode.Run(&truth.Topology, model.Options{Seed: runner.ReplicationSeed(77, k), NoSeries: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, float64(r.Requests.Completed))
+	}
+	m, _ := sim.MeanCI(calls, 0.95)
+	s, err := ParseSpec("rerun.fit", fmt.Appendf(nil, spec, math.Round(m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(x); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(context.Background(), x, data, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.Inputs[0]
+	if !in.Pinned || in.Lo > 175 || in.Hi < 175 {
+		t.Errorf("the rerun's peak: fitted %v, interval %.4g – %.4g (pinned %v); the truth 175 is not in it", in.Value, in.Lo, in.Hi, in.Pinned)
+	}
+	// The other variant does not see the input: its figure is the same at
+	// any value of it.
+	for _, tr := range res.Targets {
+		if tr.Target.Name == "before: calls" && tr.Elasticity[0] != 0 {
+			t.Errorf("the before variant's calls change with the rerun's input (elasticity %v)", tr.Elasticity[0])
+		}
+	}
+	if !strings.Contains(string(res.Experiment), fmt.Sprintf("{at = \"2m\", value = %v} ] }", in.Value)) {
+		t.Errorf("the fitted experiment lacks the rerun's fitted schedule:\n%s", res.Experiment)
+	}
+}
+
+// TestDeterministic: the same specification and seed give the same
+// report and the same fitted experiment, byte for byte (gonum's
+// Nelder–Mead asks for one point at a time; runs go in parallel but each
+// replication has its own seed and engine).
+func TestDeterministic(t *testing.T) {
+	x, text := loadTwoTier(t)
+	data, err := os.ReadFile("testdata/small.fit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [2]string
+	var exps [2][]byte
+	for i := range outs {
+		s, err := ParseSpec("small.fit", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Check(x); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Fit(context.Background(), x, text, s, Options{MaxEvaluations: 12, Workers: 1 + i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := res.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		outs[i], exps[i] = b.String(), res.Experiment
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two fits of one specification differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+	if string(exps[0]) != string(exps[1]) {
+		t.Error("two fits of one specification wrote different experiments")
+	}
+}

@@ -32,6 +32,7 @@ import (
 //	scale = "log"                         # or "linear" (the default)
 //	integer = false
 //	start = 500                           # optional: the first start (default: the middle)
+//	variant = "rerun"                     # optional: the input of this variant only (a rerun's load)
 //
 //	[[target]]
 //	name = "FE Requests Executing"        # unique
@@ -68,8 +69,13 @@ type Free struct {
 	Log      bool    // searched on a logarithmic scale
 	Integer  bool
 	Start    float64 // NaN: the middle of the range
-	Note     string
-	Line     int
+	// Variant, if set, makes the input one variant's: it is set in that
+	// variant's scenarios after the variant's own settings (so it may
+	// replace one of them, such as a rerun's users_schedule) and written
+	// into the variant's set; "" sets it in the base, for every variant.
+	Variant string
+	Note    string
+	Line    int
 }
 
 // Target is one figure the fit matches or predicts.
@@ -143,6 +149,7 @@ type rawFree struct {
 	Scale   string   `toml:"scale"`
 	Integer bool     `toml:"integer"`
 	Start   *float64 `toml:"start"`
+	Variant string   `toml:"variant"`
 	Note    string   `toml:"note"`
 }
 
@@ -188,7 +195,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	allowed := map[string][]string{
 		"":       {"experiment", "description", "variant", "replications", "seed", "max_evaluations", "restarts", "free", "target"},
-		"free":   {"key", "value", "min", "max", "scale", "integer", "start", "note"},
+		"free":   {"key", "value", "min", "max", "scale", "integer", "start", "variant", "note"},
 		"target": {"name", "metric", "value", "tolerance", "variant", "relative_to", "set", "window", "use", "source"},
 	}
 	reported := false
@@ -257,14 +264,14 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	}
 	for i, rf := range raw.Free {
 		at := func(k string) int { return lines.elem("free", i, k) }
-		f := Free{Key: rf.Key, Template: "{}", Integer: rf.Integer, Start: math.NaN(), Note: rf.Note, Line: at("")}
+		f := Free{Key: rf.Key, Template: "{}", Integer: rf.Integer, Start: math.NaN(), Variant: rf.Variant, Note: rf.Note, Line: at("")}
 		what := fmt.Sprintf("free %q", rf.Key)
 		if rf.Key == "" {
 			what = fmt.Sprintf("free #%d", i+1)
 			bad(f.Line, "%s: key is required: a key path of the experiment, such as load.think or tier.web.calls.maxconnection", what)
 		}
 		for j := range i {
-			if raw.Free[j].Key == rf.Key && rf.Key != "" {
+			if raw.Free[j].Key == rf.Key && raw.Free[j].Variant == rf.Variant && rf.Key != "" {
 				bad(at("key"), "%s: the same key as free #%d", what, j+1)
 			}
 		}
@@ -465,15 +472,25 @@ func (s *Spec) Check(x *format.Experiment) error {
 	} else if !slices.Contains(x.Variants, s.Variant) {
 		bad(0, "variant %q: the experiment has %s", s.Variant, strings.Join(x.Variants, ", "))
 	}
-	// Every input at its start, alone and all together, must be a value
-	// the experiment accepts.
+	// Every input at both ends of its range must be a value the experiment
+	// accepts, and all of them at their starts together.
 	var all []format.Param
 	for _, f := range s.Free {
+		if f.Variant != "" && !slices.Contains(x.Variants, f.Variant) {
+			bad(f.Line, "free %q: variant %q: the experiment has %s", f.Key, f.Variant, strings.Join(x.Variants, ", "))
+			continue
+		}
 		p := format.Param{Key: f.Key, Value: f.text(f.startValue())}
 		lo, hi := format.Param{Key: f.Key, Value: f.text(f.Min)}, format.Param{Key: f.Key, Value: f.text(f.Max)}
 		for _, q := range []format.Param{lo, hi} {
-			if _, err := x.WithBase([]format.Param{q}); err != nil {
-				bad(f.Line, "free %q: %v", f.Key, err)
+			var err error
+			if f.Variant == "" {
+				_, err = x.WithBase([]format.Param{q})
+			} else {
+				_, err = x.ScenarioWith(f.Variant, []format.Param{q}, nil)
+			}
+			if err != nil {
+				bad(f.Line, "free %q: %v", f.Key, oneLine(err))
 				break
 			}
 		}
@@ -482,7 +499,7 @@ func (s *Spec) Check(x *format.Experiment) error {
 	if len(errs) > 0 {
 		return errs
 	}
-	y, err := x.WithBase(all)
+	y, err := x.WithBase(baseParams(s.Free, all))
 	if err != nil {
 		bad(0, "free inputs: %v", err)
 		return errs
@@ -503,7 +520,7 @@ func (s *Spec) Check(x *format.Experiment) error {
 		if !ok {
 			continue
 		}
-		sc, err := y.ScenarioWith(t.Variant, t.Set, nil)
+		sc, err := y.ScenarioWith(t.Variant, variantParams(s.Free, all, t.Variant, t.Set), nil)
 		if err != nil {
 			bad(t.Line, "%s: %v", what, oneLine(err))
 			continue
@@ -512,7 +529,7 @@ func (s *Spec) Check(x *format.Experiment) error {
 			bad(t.Line, "%s: metric %q: %s", what, t.Metric, msg)
 		}
 		if t.RelativeTo != "" {
-			if _, err := y.ScenarioWith(t.RelativeTo, t.Set, nil); err != nil {
+			if _, err := y.ScenarioWith(t.RelativeTo, variantParams(s.Free, all, t.RelativeTo, t.Set), nil); err != nil {
 				bad(t.Line, "%s: relative_to %q: %v", what, t.RelativeTo, oneLine(err))
 			}
 		}
@@ -521,6 +538,30 @@ func (s *Spec) Check(x *format.Experiment) error {
 		return errs
 	}
 	return nil
+}
+
+// baseParams are the settings of set (one per free input) that go into
+// the experiment's base: those of the inputs of no variant.
+func baseParams(free []Free, set []format.Param) []format.Param {
+	var out []format.Param
+	for j, kv := range set {
+		if free[j].Variant == "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// variantParams are the settings of a scenario of variant v: its own
+// inputs' values, then extra (a target's set).
+func variantParams(free []Free, set []format.Param, v string, extra []format.Param) []format.Param {
+	var out []format.Param
+	for j, kv := range set {
+		if free[j].Variant != "" && free[j].Variant == v {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

@@ -1,9 +1,11 @@
 package fit
 
 import (
-	"github.com/tsim-dev/tsim/format"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/tsim-dev/tsim/format"
 )
 
 const goodSpec = `experiment = "twotier.toml"
@@ -62,6 +64,7 @@ func TestSpecErrors(t *testing.T) {
 		{"no such variant", `tolerance = "5%"`, "tolerance = \"5%\"\nvariant = \"fixed\"", "s.fit:8: target \"svc CPU\": variant \"fixed\": the experiment has base"},
 		{"no such key", "tier.svc.step.1.cpu", "tier.svc.step.3.cpu", "s.fit:2: free \"tier.svc.step.3.cpu\": key \"tier.svc.step.3.cpu\": tier svc has steps 1 to 2"},
 		{"a value the key refuses", `value = "exp({}ms)"`, `value = "{}"`, "s.fit:2: free \"tier.svc.step.1.cpu\": "},
+		{"a free input of no such variant", `scale = "log"`, "scale = \"log\"\nvariant = \"rerun\"", "s.fit:2: free \"tier.svc.step.1.cpu\": variant \"rerun\": the experiment has base"},
 		{"a bad setting", `tolerance = "5%"`, "tolerance = \"5%\"\nset = { \"load.userz\" = 5 }", "s.fit:8: target \"svc CPU\": unknown key \"load.userz\""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,7 +91,8 @@ func TestWriteFitted(t *testing.T) {
 		{Key: "tier.web.call.svc.timeout", Value: "5s"},        // into the step that calls svc
 		{Key: "duration", Value: "4m"},                         // a top-level key
 	}
-	out, err := writeFitted(x, text, nil, set, []string{"a header"})
+	free := make([]Free, len(set))
+	out, err := writeFitted(x, text, nil, free, set, []string{"a header"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,5 +100,48 @@ func TestWriteFitted(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the fitted text lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestWriteFittedVariant: an input of a variant is written into that
+// variant's set — over a value spanning lines, as a new entry of the set,
+// as a set of a variant that had none — and the result compiles to the
+// same scenarios (writeFitted checks it).
+func TestWriteFittedVariant(t *testing.T) {
+	data, err := os.ReadFile("testdata/rerun.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := format.LoadExperiment("rerun.toml", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := []Free{{Variant: "rerun"}, {Variant: "rerun"}, {Variant: "quiet"}, {}}
+	set := []format.Param{
+		{Key: "load.users_schedule", Value: `[ {at = "0s", value = 40}, {at = "1m", value = 40}, {at = "2m", value = 175} ]`},
+		{Key: "load.think", Value: "exp(300ms)"},
+		{Key: "load.users_schedule", Value: `[ {at = "0s", value = 55} ]`},
+		{Key: "tier.svc.step.1.cpu", Value: "exp(12ms)"},
+	}
+	out, err := writeFitted(x, data, nil, free, set, []string{"a header"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# load.users_schedule: fitted\n# load.think: fitted\nset = { \"load.think\" = \"exp(300ms)\", \"tier.web.calls.max_conns_per_host\" = 64,\n",
+		`"load.users_schedule" = [ {at = "0s", value = 40}, {at = "1m", value = 40}, {at = "2m", value = 175} ] }` + "\n",
+		"description = \"a variant with no set\"\nset = { \"load.users_schedule\" = [ {at = \"0s\", value = 55} ] }  # fitted\n",
+		`cpu = "exp(12ms)"  # fitted (was "exp(10ms)")`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the fitted text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "value = 120") {
+		t.Errorf("the old schedule is still there:\n%s", out)
+	}
+	// An input of a variant the file lacks.
+	if _, err := writeFitted(x, data, nil, []Free{{Variant: "after"}}, set[:1], nil); err == nil || !strings.Contains(err.Error(), `no [[variant]] named "after"`) {
+		t.Errorf("a missing variant: got %v", err)
 	}
 }

@@ -36,7 +36,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		if in.AtBound {
 			val += " (at the range's end)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s – %s\t%s\t\n", in.Free.Key, val, iv, num(in.Free.Min), num(in.Free.Max), by)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s – %s\t%s\t\n", in.Free.label(), val, iv, num(in.Free.Min), num(in.Free.Max), by)
 	}
 	tw.Flush()
 
@@ -150,9 +150,17 @@ func (r *Result) header() []string {
 		if in.Pinned {
 			iv = "95% interval " + num(in.Lo) + " – " + num(in.Hi)
 		}
-		h = append(h, fmt.Sprintf("  %s = %s (%s)", in.Free.Key, in.Text, iv))
+		h = append(h, fmt.Sprintf("  %s = %s (%s)", in.Free.label(), in.Text, iv))
 	}
 	return h
+}
+
+// label is the input's key, with its variant if it has one.
+func (f *Free) label() string {
+	if f.Variant != "" {
+		return f.Key + " [" + f.Variant + "]"
+	}
+	return f.Key
 }
 
 // num writes a figure with up to 4 significant digits.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,11 +18,18 @@ import (
 // experiment with the values set (format.Experiment.WithBase), or it is
 // not written.
 
-// writeFitted writes set into text.
-func writeFitted(x *format.Experiment, text []byte, readFile func(string) ([]byte, error), set []format.Param, header []string) ([]byte, error) {
+// writeFitted writes set (one value per free input) into text: an input
+// of a variant into that variant's set.
+func writeFitted(x *format.Experiment, text []byte, readFile func(string) ([]byte, error), free []Free, set []format.Param, header []string) ([]byte, error) {
 	doc := scanDoc(string(text))
-	for _, kv := range set {
-		if err := doc.set(kv.Key, tomlLiteral(kv.Value)); err != nil {
+	for j, kv := range set {
+		var err error
+		if v := free[j].Variant; v != "" {
+			err = doc.setInVariant(v, kv.Key, tomlLiteral(kv.Value))
+		} else {
+			err = doc.set(kv.Key, tomlLiteral(kv.Value))
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -36,20 +44,20 @@ func writeFitted(x *format.Experiment, text []byte, readFile func(string) ([]byt
 	if readFile == nil {
 		readFile = func(name string) ([]byte, error) { return nil, fmt.Errorf("%s: no file access", name) }
 	}
-	if err := sameScenarios(x, out, readFile, set); err != nil {
+	if err := sameScenarios(x, out, readFile, free, set); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // sameScenarios checks that out, loaded, gives x's scenarios with set
-// applied to its base.
-func sameScenarios(x *format.Experiment, out []byte, readFile func(string) ([]byte, error), set []format.Param) error {
+// applied: to its base, and each variant's inputs to its scenarios.
+func sameScenarios(x *format.Experiment, out []byte, readFile func(string) ([]byte, error), free []Free, set []format.Param) error {
 	z, err := format.LoadExperiment(x.File, out, readFile)
 	if err != nil {
 		return fmt.Errorf("the text with the values written in does not load: %s", oneLine(err))
 	}
-	y, err := x.WithBase(set)
+	y, err := x.WithBase(baseParams(free, set))
 	if err != nil {
 		return err
 	}
@@ -59,6 +67,13 @@ func sameScenarios(x *format.Experiment, out []byte, readFile func(string) ([]by
 	for i := range min(y.NumScenarios(), 64) {
 		a, err1 := y.Scenario(i)
 		b, err2 := z.Scenario(i)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("the text with the values written in differs in scenario %d", i)
+		}
+		if vs := variantParams(free, set, a.Variant, nil); len(vs) > 0 {
+			a, err1 = y.ScenarioWith(a.Variant, append(slices.Clone(a.Params), vs...), nil)
+			b, err2 = z.ScenarioWith(b.Variant, b.Params, nil)
+		}
 		if err1 != nil || err2 != nil || !reflect.DeepEqual(a.Topology, b.Topology) {
 			return fmt.Errorf("the text with the values written in differs in scenario %d (%s)", i, a.Variant)
 		}
@@ -387,6 +402,12 @@ func (d *doc) String() string {
 		b.WriteString(s + "\n")
 	}
 	for i, ln := range d.lines {
+		if ln == deleted {
+			for _, s := range d.after[i] {
+				b.WriteString(s + "\n")
+			}
+			continue
+		}
 		b.WriteString(ln)
 		if i < len(d.lines)-1 || len(d.after[i]) > 0 {
 			b.WriteByte('\n')
@@ -407,4 +428,156 @@ func (d *doc) String() string {
 		}
 	}
 	return b.String()
+}
+
+// setInVariant writes key = lit into the set of the [[variant]] named v:
+// over the key's value where the set has it, else as its first entry, or
+// as a new set line; a comment line above the set says what was fitted.
+func (d *doc) setInVariant(v, key, lit string) error {
+	// The variant's block: its header to the next header.
+	from, to := -1, len(d.lines)
+	for i := 0; i < len(d.lines); i++ {
+		trim := strings.TrimSpace(d.lines[i])
+		if !strings.HasPrefix(trim, "[") {
+			continue
+		}
+		if from >= 0 {
+			to = i
+			break
+		}
+		if name, array := headerName(trim); !array || name != "variant" {
+			continue
+		}
+		for k := i + 1; k < len(d.lines); k++ {
+			t := strings.TrimSpace(d.lines[k])
+			if strings.HasPrefix(t, "[") {
+				break
+			}
+			if kk, rest, ok := keyOf(t); ok && kk == "name" && unquote(rest) == v {
+				from = i
+				break
+			}
+		}
+	}
+	if from < 0 {
+		return fmt.Errorf("%s: the file has no [[variant]] named %q to write it into", key, v)
+	}
+	setLine, last := -1, from
+	for k, depth := from+1, 0; k < to; k++ {
+		if depth > 0 {
+			if depth += brackets(d.lines[k]); depth <= 0 {
+				last = k
+			}
+			continue
+		}
+		kk, rest, ok := keyOf(strings.TrimSpace(d.lines[k]))
+		if !ok {
+			continue
+		}
+		if kk == "set" && setLine < 0 {
+			setLine = k
+		}
+		if depth = brackets(rest); depth <= 0 {
+			last = k
+		}
+	}
+	if setLine < 0 {
+		d.after[last] = append(d.after[last], "set = { "+strconv.Quote(key)+" = "+lit+" }  # fitted")
+		return nil
+	}
+	// The set's text, from its line to the end of the block, as one string.
+	text := strings.Join(d.lines[setLine:to], "\n")
+	open := strings.Index(text, "{")
+	if open < 0 {
+		return fmt.Errorf("%s: variant %q's set is not an inline table", key, v)
+	}
+	end := open + valueLen(text[open:])
+	body := text[open:end]
+	var repl string
+	if at := findKey(body, key); at >= 0 {
+		vs := at + strings.Index(body[at:], "=") + 1
+		for vs < len(body) && (body[vs] == ' ' || body[vs] == '\t') {
+			vs++
+		}
+		ve := vs + valueLen(body[vs:])
+		repl = body[:vs] + lit + body[ve:]
+	} else {
+		repl = "{ " + strconv.Quote(key) + " = " + lit + "," + strings.TrimPrefix(body, "{")
+	}
+	newLines := strings.Split(text[:open]+repl+text[end:], "\n")
+	n := to - setLine
+	if len(newLines) > n {
+		return fmt.Errorf("%s: could not write it into variant %q's set", key, v)
+	}
+	for k := range n {
+		if k < len(newLines) {
+			d.lines[setLine+k] = newLines[k]
+		} else {
+			d.lines[setLine+k] = deleted
+		}
+	}
+	d.after[setLine-1] = append(d.after[setLine-1], "# "+key+": fitted")
+	return nil
+}
+
+// deleted marks a line the output leaves out (a value that spanned lines
+// and now takes one).
+const deleted = "\x00deleted"
+
+// findKey is where "key" (quoted) or key (bare) is set in an inline
+// table's text, or -1.
+func findKey(body, key string) int {
+	for _, k := range []string{strconv.Quote(key), key} {
+		for at := 0; ; {
+			i := strings.Index(body[at:], k)
+			if i < 0 {
+				break
+			}
+			i += at
+			before := strings.TrimRight(body[:i], " \t\n")
+			rest := strings.TrimLeft(body[i+len(k):], " \t")
+			if (strings.HasSuffix(before, "{") || strings.HasSuffix(before, ",")) && strings.HasPrefix(rest, "=") {
+				return i
+			}
+			at = i + len(k)
+		}
+	}
+	return -1
+}
+
+// valueLen is the length of the TOML value at the start of s: a string,
+// an array or inline table (to its closing bracket, across lines), or a
+// bare value up to a comma, a closing brace or the line's end.
+func valueLen(s string) int {
+	depth := 0
+	inQ := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQ != 0:
+			if c == '\\' && inQ == '"' {
+				i++
+			} else if c == inQ {
+				inQ = 0
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"' || c == '\'':
+			inQ = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == '\n' || c == '#'):
+			return i
+		}
+	}
+	return len(s)
 }

@@ -73,6 +73,12 @@ type Series struct {
 	// ErrMin and ErrMax clip the bars (a share stops at 0 and 100%).
 	ErrMin *float64 `json:"errMin,omitempty"`
 	ErrMax *float64 `json:"errMax,omitempty"`
+	// Lo and Hi, where set instead of Err, are each bar's ends (an
+	// interval that is not symmetric); a NaN end draws no bar.
+	Lo Column `json:"lo,omitempty"`
+	Hi Column `json:"hi,omitempty"`
+	// Size of a scatter's dots in CSS pixels; 0 chooses 4.
+	Size float64 `json:"size,omitempty"`
 	// Hidden series start toggled off (a click on the legend shows them).
 	Hidden bool `json:"hidden,omitempty"`
 }
@@ -155,6 +161,12 @@ func (c *Chart) check() error {
 		for _, y := range f.Y {
 			if len(y) != len(f.X) {
 				return fmt.Errorf("chart %s: frame %d: %d values for %d x values", c.ID, fi, len(y), len(f.X))
+			}
+			if n < len(c.Series) {
+				s := c.Series[n]
+				if (s.Err != nil && len(s.Err) != len(f.X)) || len(s.Lo) != len(s.Hi) || (s.Lo != nil && len(s.Lo) != len(f.X)) {
+					return fmt.Errorf("chart %s: series %q: %d half-widths, %d and %d bounds for %d x values", c.ID, s.Label, len(s.Err), len(s.Lo), len(s.Hi), len(f.X))
+				}
 			}
 			n++
 		}

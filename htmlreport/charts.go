@@ -33,7 +33,7 @@ func countersSection(r *results.Experiment, done []*results.Scenario) *Section {
 		labels = append(labels, sc.Variant)
 	}
 	if len(lanes) == 0 {
-		return nil // no time series kept (explain's runs)
+		return nil // no time series kept
 	}
 	intro := howTo
 	if r.Replications > 1 {

@@ -249,7 +249,7 @@ const minRows = 120
 // thin (a scatter is not: its points are thinned by cell, thinScatter).
 func decimable(c *Chart) bool {
 	for _, s := range c.Series {
-		if s.Points || s.Err != nil {
+		if s.Points || s.Err != nil || s.Lo != nil {
 			return false
 		}
 	}

@@ -72,7 +72,8 @@ func TestExplainWritesPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<title>tsim explain: small</title>", `id="diagnosis"`, "binds first", "Variant broken", "fe → be: 2:"} {
+	for _, want := range []string{"<title>tsim explain: small</title>", `id="diagnosis"`, "binds first", "Variant broken", "fe → be: 2:",
+		`id="counters"`, `"id":"counters/broken/fe/counts"`, `"id":"latency/fixed"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("explain.html lacks %q", want)
 		}

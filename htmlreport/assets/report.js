@@ -67,12 +67,18 @@
     return out;
   }
 
+  // Each series' bars at the joined x values: [low, high] or null, from
+  // its half-widths (err, around its values) or its bounds (lo and hi).
   function errorBars(spec, d) {
-    var sf = seriesFrames(spec);
+    var sf = seriesFrames(spec), col = [], seen = {};
+    sf.forEach(function (fi) { seen[fi] = (seen[fi] || 0) + 1; col.push(seen[fi] - 1); });
     return spec.series.map(function (s, i) {
-      if (!s.err) return null;
-      var f = spec.frames[sf[i]], m = new Map();
-      f.x.forEach(function (x, j) { m.set(x, s.err[j]); });
+      if (!s.err && !s.lo) return null;
+      var f = spec.frames[sf[i]], ys = f.y[col[i]], m = new Map();
+      f.x.forEach(function (x, j) {
+        if (s.lo) { if (s.lo[j] != null && s.hi[j] != null) m.set(x, [s.lo[j], s.hi[j]]); }
+        else if (s.err[j] && ys[j] != null) m.set(x, [ys[j] - s.err[j], ys[j] + s.err[j]]);
+      });
       return d[0].map(function (x) { var e = m.get(x); return e == null ? null : e; });
     });
   }
@@ -113,9 +119,9 @@
       };
       if (s.points) {
         o.paths = function () { return null; };
-        o.points = { show: true, size: 4, width: 0, fill: s.color, stroke: s.color };
+        o.points = { show: true, size: s.size || 4, width: 0, fill: s.color, stroke: s.color };
       } else {
-        o.points = { show: labels != null || !!s.err };
+        o.points = { show: labels != null || !!s.err || !!s.lo };
       }
       series.push(o);
     });
@@ -137,8 +143,8 @@
         if (hasErr) {
           errs.forEach(function (e, i) {
             if (!e || !u.series[i + 1].show) return;
-            u.data[i + 1].forEach(function (v, j) {
-              if (v != null && e[j] != null) { lo = Math.min(lo, v - e[j]); hi = Math.max(hi, v + e[j]); }
+            e.forEach(function (b) {
+              if (b != null) { lo = Math.min(lo, b[0]); hi = Math.max(hi, b[1]); }
             });
           });
         }
@@ -168,9 +174,9 @@
           var s = spec.series[i];
           if (!e || !u.series[i + 1].show) return;
           ctx.strokeStyle = s.color; ctx.lineWidth = 1.5 * px; ctx.setLineDash([]);
-          u.data[i + 1].forEach(function (v, j) {
-            if (v == null || !e[j]) return;
-            var lo = v - e[j], hi = v + e[j];
+          e.forEach(function (b, j) {
+            if (b == null || !(b[1] > b[0])) return;
+            var lo = b[0], hi = b[1];
             if (s.errMin != null) lo = Math.max(lo, s.errMin);
             if (s.errMax != null) hi = Math.min(hi, s.errMax);
             var x = u.valToPos(u.data[0][j], "x", true);
