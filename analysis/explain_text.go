@@ -484,8 +484,8 @@ func diagnose(w io.Writer, v *Variant) {
 	}
 	para(w, "CPU: %s%s.", strings.Join(cpu, ", "), idle)
 	if m, share, ok := Dominant(r); ok {
-		// The contention mechanisms (mechanism.go): none is registered
-		// yet, so this says nothing today.
+		// The contention mechanisms (mechanism.go, contention.go); all 0
+		// when they are off.
 		para(w, "Of what grows with concurrency, %s dominates: %s %s.", m.Name, report.FmtPercent(share), m.Of)
 	}
 

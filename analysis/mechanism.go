@@ -2,17 +2,18 @@ package analysis
 
 import "github.com/tsim-dev/tsim/results"
 
-// The hook by which explain will say what makes throughput fall past its
-// peak. In tsim today raising a limit never costs anything, so a
-// throughput curve rises and flattens and nothing dominates past a peak
-// there is none of. The contention mechanisms of issue 24 (scheduling
-// overhead from runnable threads beyond the cores, lock hand-off and
-// convoys, garbage collection, memory and paging, per-call bookkeeping)
-// are to be added to the simulator by another helper; each then registers
-// here how much of a run it took, from that run's counters, and explain's
-// diagnosis names the one that takes most ("Past the peak, garbage
-// collection dominates: 31% of the CPU"). Until one is registered,
-// Dominant finds nothing and explain prints what it printed before.
+// The hook by which explain says what makes throughput fall past its
+// peak. Without the contention mechanisms of issue 24 (model/
+// contention.go: scheduling overhead from runnable threads beyond the
+// cores, lock hand-off and convoys, garbage collection, memory and
+// paging, per-call bookkeeping) raising a limit never costs anything, so
+// a throughput curve rises and flattens and nothing dominates past a peak
+// there is none of. Each mechanism registers here how much of a run it
+// took, from that run's counters (contention.go), and explain's diagnosis
+// names the one that takes most ("Of what grows with concurrency,
+// garbage collection dominates: 31% of the time paused in it"). With
+// every mechanism off, Dominant finds nothing and explain prints what it
+// printed before.
 
 // Mechanism is a cost that grows with concurrency.
 type Mechanism struct {
@@ -27,7 +28,7 @@ type Mechanism struct {
 }
 
 // Mechanisms are the contention mechanisms explain weighs, in the order
-// they were registered (RegisterMechanism); none yet.
+// they were registered (RegisterMechanism): contention.go's five.
 var Mechanisms []Mechanism
 
 // RegisterMechanism adds m to Mechanisms; a package that models a

@@ -172,14 +172,22 @@ func TestFitSweep(t *testing.T) {
 	}
 }
 
-// The hook for the contention mechanisms: none registered, nothing
-// dominates; registered, the one that took most does.
+// The hook for the contention mechanisms: with every mechanism off (a
+// run whose contention counters are 0) nothing dominates; otherwise the
+// one that took most does.
 func TestDominantMechanism(t *testing.T) {
-	r := &results.Run{}
-	if _, _, ok := Dominant(r); ok || len(Mechanisms) != 0 {
-		t.Fatalf("a mechanism dominates with %d registered", len(Mechanisms))
+	r := &results.Run{Tiers: []results.Tier{{Name: "a"}}}
+	if m, _, ok := Dominant(r); ok || len(Mechanisms) != 5 {
+		t.Fatalf("%q dominates a run with every mechanism off (%d registered, want contention.go's 5)", m.Name, len(Mechanisms))
 	}
-	defer func() { Mechanisms = nil }()
+	r.Tiers[0].GCTimePercent = 20
+	r.Tiers = append(r.Tiers, results.Tier{Name: "b", SwitchCPUShare: 0.1, LockHandoffShare: 0.3})
+	if m, s, ok := Dominant(r); !ok || m.Name != "a lock convoy" || s != 0.3 {
+		t.Errorf("dominant %q %v %v, want the lock convoy (b's 30%%, over a's 20%% in GC)", m.Name, s, ok)
+	}
+	saved := Mechanisms
+	defer func() { Mechanisms = saved }()
+	Mechanisms = nil
 	RegisterMechanism(Mechanism{Name: "context switches", Of: "of the CPU", Share: func(*results.Run) float64 { return 0.1 }})
 	RegisterMechanism(Mechanism{Name: "garbage collection", Of: "of the CPU", Share: func(*results.Run) float64 { return 0.3 }})
 	if m, s, ok := Dominant(r); !ok || m.Name != "garbage collection" || s != 0.3 {

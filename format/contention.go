@@ -136,6 +136,18 @@ func resolveContention(c *chain, tier *model.Tier) {
 		*m = model.Memory{}
 	}
 	ct.Bookkeeping = model.Bookkeeping{PerCall: c.dur(scopeTier, "bookkeeping.cpu_per_call")}
+	if tier.CPU == model.CPUFCFS {
+		// Context switches, pauses and paging slow a processor-sharing CPU
+		// (sim.PS); the textbook FCFS cores have no time slices to lose.
+		for _, k := range []struct {
+			key string
+			on  bool
+		}{{"scheduler.context_switches", ct.Sched.On}, {"gc.mode", g.On()}, {"memory.limit_mb", m.On() && m.OnFull == model.MemoryPage}} {
+			if k.on {
+				c.errAt(k.key, "needs cpu_discipline = \"sharing\" (it slows or stops a time-sliced CPU; the FCFS cores have none)")
+			}
+		}
+	}
 }
 
 // gen0BudgetKB is the CLR's gen-0 budget for a last-level cache of

@@ -108,8 +108,11 @@ func (s *Scheduler) Inflation(n, cores int) float64 {
 //
 // A lock step may stand for many short acquisitions of the same lock
 // (Step.Acquires: a hot path that takes Trace's global lock thousands of
-// times per request, say); a request that waited for it pays the wake-up
-// for each: in a convoy every one of its acquisitions is a hand-off.
+// times per request, say). A request handed such a lock pays one wake-up
+// for the hand-off; if others still wait behind it, they contend for
+// every one of its acquisitions, each of which is then a hand-off too,
+// and it pays a wake-up for each: that is the convoy, which a queue of
+// one does not form and a longer queue keeps.
 type Handoff struct {
 	Convoy bool          // the switch
 	Wake   time.Duration // the wake-up latency of a waiter, on an idle core
@@ -119,14 +122,18 @@ type Handoff struct {
 func (h *Handoff) On() bool { return h.Convoy && h.Wake > 0 }
 
 // Delay is how long a lock handed to a waiting request stays held before
-// the request works under it: acquires wake-ups (at least one), each
-// slowed by processor sharing among n demands in service on cores plus
-// the woken thread. 0 when off.
-func (h *Handoff) Delay(acquires, n, cores int) time.Duration {
+// the request works under it, with behind requests still waiting for the
+// lock: one wake-up, or acquires of them (at least one) when others wait
+// behind it, each slowed by processor sharing among n demands in service
+// on cores plus the woken thread. 0 when off.
+func (h *Handoff) Delay(acquires, behind, n, cores int) time.Duration {
 	if !h.On() {
 		return 0
 	}
-	a := max(acquires, 1)
+	a := 1
+	if behind > 0 {
+		a = max(acquires, 1)
+	}
 	share := 1.0
 	if cores > 0 && n+1 > cores {
 		share = float64(n+1) / float64(cores)
@@ -171,4 +178,58 @@ func durationOf(ns float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(math.Round(ns))
+}
+
+// ---------------------------------------------------------------------------
+// the decisions both executors take at a phase
+
+// Contend adds to n, what phase ph asks of request r (Tier.Need), what the
+// tier's contention mechanisms ask there, and returns the bytes the
+// request allocates at it (for GC.Allocate; 0 when the GC is off). At a
+// call's decoding that is its bookkeeping CPU, with outstanding calls in
+// progress at the tier (the WCF counter Calls Outstanding; the call itself
+// is not yet among them), added to the decoding's CPU — a decoding that
+// asked for none becomes a CPU demand — and what the request allocates
+// (GC.AllocPerRequest). Both executors call it right after Need.
+func (t *Tier) Contend(ph Phase, r *Req, n *Need, outstanding int) (alloc int64) {
+	if ph.Kind != PhaseDecode || r.Msg != MsgCall {
+		return 0
+	}
+	c := &t.Contention
+	if d := c.Bookkeeping.CPU(outstanding + 1); d > 0 {
+		if n.Act == ActNone {
+			n.Act = ActCPU
+		}
+		n.CPU += d
+	}
+	if c.GC.On() {
+		alloc = c.GC.AllocPerRequest
+	}
+	return alloc
+}
+
+// StepAlloc is what step si allocates when it starts (0 when the GC is
+// off or the step is not a CPU step).
+func (t *Tier) StepAlloc(si int) int64 {
+	if !t.Contention.GC.On() || si < 0 || si >= len(t.Steps) || t.Steps[si].Kind != StepCPU {
+		return 0
+	}
+	return t.Steps[si].Alloc
+}
+
+// HandoffAcquires is how many acquisitions a request handed the lock of
+// resource res (or of lock step si, for res ResNone) pays a wake-up for
+// (Handoff.Delay): a step's Acquires, one for the singleton's instance
+// lock, 0 for anything that is not a lock the mechanism covers (or when
+// it is off).
+func (t *Tier) HandoffAcquires(res Res, si int) int {
+	switch {
+	case !t.Contention.Handoff.On():
+		return 0
+	case res == ResSingletonLock:
+		return 1
+	case res == ResNone && si >= 0 && si < len(t.Steps) && t.Steps[si].Kind == StepLock:
+		return max(t.Steps[si].Acquires, 1)
+	}
+	return 0
 }

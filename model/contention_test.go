@@ -48,27 +48,28 @@ func TestSchedulerInflation(t *testing.T) {
 func TestHandoffDelay(t *testing.T) {
 	h := Handoff{Convoy: true, Wake: 10 * time.Microsecond}
 	cases := []struct {
-		acq, n, cores int
-		want          time.Duration
+		acq, behind, n, cores int
+		want                  time.Duration
 	}{
-		{1, 0, 2, 10 * time.Microsecond},
-		{0, 1, 2, 10 * time.Microsecond}, // 0 acquisitions is one; 2 runnable on 2 cores
-		{1, 3, 2, 20 * time.Microsecond}, // the woken thread is the 4th on 2 cores
-		{100, 0, 1, time.Millisecond},
-		{3, 5, 2, 90 * time.Microsecond}, // 3 × 10 µs × 6/2
+		{1, 0, 0, 2, 10 * time.Microsecond},
+		{0, 1, 1, 2, 10 * time.Microsecond},   // 0 acquisitions is one; 2 runnable on 2 cores
+		{1, 0, 3, 2, 20 * time.Microsecond},   // the woken thread is the 4th on 2 cores
+		{100, 1, 0, 1, time.Millisecond},      // others behind: every acquisition a hand-off
+		{100, 0, 0, 1, 10 * time.Microsecond}, // none behind: the one hand-off
+		{3, 2, 5, 2, 90 * time.Microsecond},   // 3 × 10 µs × 6/2
 	}
 	for _, c := range cases {
-		if got := h.Delay(c.acq, c.n, c.cores); got != c.want {
-			t.Errorf("Delay(%d, %d, %d) = %v, want %v", c.acq, c.n, c.cores, got, c.want)
+		if got := h.Delay(c.acq, c.behind, c.n, c.cores); got != c.want {
+			t.Errorf("Delay(%d, %d, %d, %d) = %v, want %v", c.acq, c.behind, c.n, c.cores, got, c.want)
 		}
 	}
-	if got := (&Handoff{Wake: time.Second}).Delay(1, 0, 1); got != 0 {
+	if got := (&Handoff{Wake: time.Second}).Delay(1, 1, 0, 1); got != 0 {
 		t.Errorf("convoy off: Delay = %v, want 0", got)
 	}
 	// A convoyed lock's throughput, 1/(hold + delay), against the closed
 	// form for a lock held 1 ms by requests that take it 10 times.
 	hold := time.Millisecond
-	d := h.Delay(10, 0, 4)
+	d := h.Delay(10, 1, 0, 4)
 	if x, want := 1/(hold+d).Seconds(), 1/(0.001+10*10e-6); !near(x, want, 1e-9) {
 		t.Errorf("convoyed lock: %v/s, want %v/s", x, want)
 	}

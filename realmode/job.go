@@ -108,6 +108,9 @@ func (j *job) take(ph model.Phase) (o results.Outcome, end bool) {
 	t := j.t
 	t.mu.Lock()
 	n := t.spec.Need(ph, &j.Req, &t.st)
+	if t.cont != nil {
+		t.cont.contend(j, ph, &n)
+	}
 	var s *sem
 	var w *waiter
 	if n.Act == model.ActAcquire && n.Res != model.ResWorker && n.Res != model.ResHandler {
@@ -220,6 +223,9 @@ func (j *job) acquire(n model.Need, s *sem, w *waiter) (o results.Outcome, end b
 		if err := j.waitFor(n.Cat, func(ctx context.Context) error { return s.wait(ctx, w) }); err != nil {
 			return results.Failed, true
 		}
+		if j.handoff(n.Res, -1) != nil {
+			return results.Failed, true
+		}
 		t.mu.Lock()
 		t.spec.Got(n, &j.Req, &t.st)
 		t.mu.Unlock()
@@ -266,7 +272,11 @@ func (j *job) steps() (o results.Outcome, end bool) {
 		st := &t.spec.Steps[si]
 		switch st.Kind {
 		case model.StepCPU:
-			if j.useCPU(t.demand[si].sample()) != nil {
+			d := t.demand[si].sample()
+			if t.cont != nil {
+				t.cont.allocate(t.spec.StepAlloc(si))
+			}
+			if j.useCPU(d) != nil {
 				return results.Failed, true
 			}
 		case model.StepWait:
@@ -278,10 +288,20 @@ func (j *job) steps() (o results.Outcome, end bool) {
 				return results.Failed, true
 			}
 		case model.StepLock:
-			if err := j.waitFor(results.BdLock, j.queue(t.locks[st.Lock])); err != nil {
+			s, waited := t.locks[st.Lock], false
+			if err := j.waitFor(results.BdLock, func(ctx context.Context) error {
+				w := s.begin()
+				if w != nil {
+					j.queued, waited = true, true
+				}
+				return s.wait(ctx, w)
+			}); err != nil {
 				return results.Failed, true
 			}
 			j.Held.TakeLock(st.Lock)
+			if waited && j.handoff(model.ResNone, si) != nil {
+				return results.Failed, true
+			}
 		case model.StepUnlock:
 			if j.Held.DropLock(st.Lock) {
 				t.locks[st.Lock].release()

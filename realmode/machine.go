@@ -38,6 +38,12 @@ func (rt *runner) machine(spec *model.Tier) *rmachine {
 // documentation for what differs); with CPUSharing it is processor sharing.
 func (t *tierRT) useCPU(ctx context.Context, d time.Duration, root *rootReq) error {
 	clk := t.rt.clk
+	if t.cont != nil {
+		var err error
+		if d, err = t.cont.demand(ctx, d); err != nil {
+			return err
+		}
+	}
 	t0 := clk.now()
 	if t.ps != nil {
 		err := t.ps.use(ctx, clk.toReal(d), t.share)

@@ -202,6 +202,13 @@ func (p *psCPU) onTimer() {
 	p.reschedule()
 }
 
+// load is the number of jobs in service.
+func (p *psCPU) load() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.jobs)
+}
+
 // close stops the timer for good (end of run).
 func (p *psCPU) close() {
 	p.mu.Lock()

@@ -73,6 +73,8 @@ type tierRT struct {
 	pipes  *model.AppPool
 	counts model.TierCounts // the requests' counts and durations, as the simulator keeps them
 	ends   model.TierEnds   // completed, rejected, aborted, wasted CPU, response times
+
+	cont *contRT // the contention mechanisms (contention.go); nil when all are off
 }
 
 type admWaiter struct {
@@ -140,6 +142,9 @@ func newTierRT(rt *runner, i int) *tierRT {
 			t.lv[model.LvThreadQueue].add(float64(dWaiting))
 			t.lv[busy].add(float64(dBusy))
 			t.lv[threads].add(float64(dThreads))
+			if dThreads != 0 && t.cont != nil {
+				t.cont.memChanged()
+			}
 		}
 	}
 	t.worker.onChange, t.io.onChange = onThreads(model.LvWorkerBusy, model.LvWorkers), onThreads(model.LvIOBusy, model.LvIOThreads)
@@ -168,6 +173,7 @@ func newTierRT(rt *runner, i int) *tierRT {
 	for range spec.LockCount() {
 		t.locks = append(t.locks, newSem(1))
 	}
+	t.cont = newContRT(t)
 	t.demand = make([]*lockedSampler, len(spec.Steps))
 	for si := range spec.Steps {
 		if d, stream, ok := spec.StepDemand(si); ok {
@@ -200,6 +206,9 @@ func (t *tierRT) resetStats(now time.Duration) {
 	t.counts.ResetMeasured()
 	t.ends.Reset()
 	t.cmu.Unlock()
+	if t.cont != nil {
+		t.cont.reset(now)
+	}
 }
 
 // simNow is the simulated instant now.
@@ -261,12 +270,20 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	model.FillTier(&r, t.spec, &mean, &peak)
 	t.counts.Fill(&r, perS)
 	t.ends.Fill(&r)
+	if t.cont != nil {
+		t.cont.fill(&r, now, t.rt.clk.simSeconds(now-t.rt.warmAt))
+	}
 	return r
 }
 
 // The tier's counters for model.Visit (model.Tally).
 
-func (t *tierRT) Level(k model.Lv, delta float64) { t.lv[k].add(delta) }
+func (t *tierRT) Level(k model.Lv, delta float64) {
+	t.lv[k].add(delta)
+	if k == model.LvMemory && t.cont != nil {
+		t.cont.memChanged()
+	}
+}
 
 func (t *tierRT) Waited(d time.Duration) {
 	t.cmu.Lock()
@@ -472,6 +489,11 @@ func (t *tierRT) serve(j *job) results.Outcome {
 	t.cmu.Lock()
 	t.counts.Arrived(rt.measuring.Load())
 	t.cmu.Unlock()
+	if t.cont != nil && t.cont.fails() {
+		// OutOfMemoryException: the process cannot commit the request's
+		// memory (model.Memory); it fails before it holds anything.
+		return j.finish(results.Failed)
+	}
 	d, aw := t.arrive(j)
 	switch d {
 	case model.DecisionReject:

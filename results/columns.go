@@ -165,7 +165,7 @@ var TierColumns = concat(
 		{Name: "context_switch_cpu_share", F: func(t *Tier) *float64 { return &t.SwitchCPUShare }, Runs: mean, Machines: byCores},
 		{Name: "paging_cpu_share", F: func(t *Tier) *float64 { return &t.PagingCPUShare }, Runs: mean, Machines: byCores},
 		{Name: "bookkeeping_cpu_share", F: func(t *Tier) *float64 { return &t.BookkeepingCPUShare }, Runs: mean, Machines: byCores},
-		{Name: "lock_handoff_per_request_s", F: func(t *Tier) *float64 { return &t.LockHandoffS }, Runs: Rule{Op: Weighted, By: ByCompleted}, Machines: byServed},
+		{Name: "lock_handoff_share", F: func(t *Tier) *float64 { return &t.LockHandoffShare }, Runs: mean, Machines: mean},
 	},
 )
 

@@ -167,9 +167,10 @@ type Tier struct {
 	SwitchCPUShare      float64 `json:"context_switch_cpu_share,omitempty"`
 	PagingCPUShare      float64 `json:"paging_cpu_share,omitempty"`
 	BookkeepingCPUShare float64 `json:"bookkeeping_cpu_share,omitempty"`
-	// LockHandoffS is the time per completed request the tier's locks
-	// stood held and idle while a waiter woke (lock convoys).
-	LockHandoffS float64 `json:"lock_handoff_per_request_s,omitempty"`
+	// LockHandoffShare is the share of the period the tier's locks stood
+	// held and idle while a waiter woke (lock convoys), summed over its
+	// locks.
+	LockHandoffShare float64 `json:"lock_handoff_share,omitempty"`
 }
 
 // Call is one caller→callee pair: its connection limit and how it was

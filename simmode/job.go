@@ -49,6 +49,9 @@ type job struct {
 	// accepted: a one-way request answered (PhaseAccept); its operation
 	// goes on for nobody waiting, and is not orphaned work.
 	accepted bool
+	// handedOff: it was handed a contended lock and has waited for its
+	// thread to wake (model.Handoff); granted goes on.
+	handedOff bool
 
 	// visit is its passage through the tier's counters (docs/counters.md);
 	// waited its time in the tier's queues.
@@ -92,6 +95,7 @@ const (
 	jkRetry    // run the current phase again (a session another job was opening is ready)
 	jkCore     // CPUFCFS: a core was granted
 	jkResume   // a request paused at the instance lock got a thread again
+	jkHandoff  // a lock handed to the job: its thread has woken (model.Handoff)
 )
 
 func (t *tierRT) newJob(c *call) *job {
@@ -178,6 +182,11 @@ func (j *job) OnEvent(e *sim.Engine, kind int32, arg any) {
 		j.waited += now.Sub(j.phaseAt)
 		j.Held.Take(model.HoldInstanceLock)
 		j.afterCall()
+	case jkHandoff:
+		j.timer = sim.EventID{}
+		j.root.charge(results.BdLock, now.Sub(j.phaseAt))
+		j.waited += now.Sub(j.phaseAt)
+		j.granted()
 	case jkResume:
 		j.root.charge(results.BdThread, now.Sub(j.phaseAt))
 		j.waited += now.Sub(j.phaseAt)
@@ -229,6 +238,9 @@ func (j *job) next() {
 // granted goes on once a slot the job waited for was handed to it.
 func (j *job) granted() {
 	n := j.need
+	if j.t.cont != nil && j.handoff(n) {
+		return
+	}
 	switch n.Act {
 	case model.ActSession:
 		// The session slot (stage 0) or the session's instance (stage 1)
@@ -282,6 +294,9 @@ func (j *job) advance() {
 	t := j.t
 	for !j.ended {
 		n := t.spec.Need(j.phaseOf(), &j.Req, &t.st)
+		if t.cont != nil {
+			t.cont.contend(j, &n)
+		}
 		j.need = n
 		switch n.Act {
 		case model.ActAcquire:
@@ -398,7 +413,11 @@ func (j *job) runStep() bool {
 	st := &t.spec.Steps[j.step]
 	switch st.Kind {
 	case model.StepCPU:
-		j.useCPU(t.demandSampler[j.step].Sample())
+		d := t.demandSampler[j.step].Sample()
+		if t.cont != nil {
+			t.cont.allocate(t.spec.StepAlloc(j.step))
+		}
+		j.useCPU(d)
 		return false
 	case model.StepWait:
 		j.phaseAt = t.r.e.Now()

@@ -55,6 +55,8 @@ type tierRT struct {
 
 	counts model.TierCounts // the requests' counts and durations, as real mode keeps them
 	ends   model.TierEnds   // completed, rejected, aborted, wasted CPU, response times
+
+	cont *contRT // the contention mechanisms (contention.go); nil when all are off
 }
 
 func newTierRT(r *runner, i int) *tierRT {
@@ -112,6 +114,9 @@ func newTierRT(r *runner, i int) *tierRT {
 			now := e.Now()
 			t.lv[model.LvThreads].Set(now, float64(t.worker.Threads+t.io.Threads))
 			own.Set(now, float64(p.Threads))
+			if t.cont != nil {
+				t.cont.memChanged()
+			}
 		}
 	}
 	t.worker.OnChange, t.io.OnChange = busy(&t.lv[model.LvWorkerBusy], t.worker), busy(&t.lv[model.LvIOBusy], t.io)
@@ -128,6 +133,7 @@ func newTierRT(r *runner, i int) *tierRT {
 	for range spec.LockCount() {
 		t.locks = append(t.locks, newSlots(e, 1))
 	}
+	t.cont = newContRT(t)
 	t.demandSampler = make([]sim.Sampler, len(spec.Steps))
 	for si := range spec.Steps {
 		if d, stream, ok := spec.StepDemand(si); ok {
@@ -150,6 +156,9 @@ func (t *tierRT) resetStats(now sim.Time) {
 	}
 	t.ends.Reset()
 	t.counts.ResetMeasured()
+	if t.cont != nil {
+		t.cont.reset(now)
+	}
 }
 
 // syncPipes brings the Pipeline Instance Count up to now (its trims are
@@ -198,12 +207,20 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 	model.FillTier(&r, t.spec, &mean, &peak)
 	t.counts.Fill(&r, perS)
 	t.ends.Fill(&r)
+	if t.cont != nil {
+		t.cont.fill(&r, now, span)
+	}
 	return r
 }
 
 // The tier's counters for model.Visit (model.Tally).
 
-func (t *tierRT) Level(k model.Lv, delta float64) { t.lv[k].Add(t.r.e.Now(), delta) }
+func (t *tierRT) Level(k model.Lv, delta float64) {
+	t.lv[k].Add(t.r.e.Now(), delta)
+	if k == model.LvMemory && t.cont != nil {
+		t.cont.memChanged()
+	}
+}
 
 func (t *tierRT) Waited(d time.Duration) {
 	t.counts.Waited(d, t.r.measuring)
@@ -236,6 +253,15 @@ func (t *tierRT) arrive(j *job) {
 		return
 	}
 	t.counts.Arrived(t.r.measuring)
+	if t.cont != nil && t.cont.fails() {
+		// OutOfMemoryException: the process cannot commit the request's
+		// memory (model.Memory); it fails before it holds anything.
+		if t.r.measuring {
+			t.cont.oom++
+		}
+		j.finish(results.Failed)
+		return
+	}
 	d := t.spec.Admit(t.worker.Busy(), t.st.Executing, len(t.admQ)-t.admHead)
 	if d == model.DecisionReject {
 		// Refused at the door: never queued, never held anything.
