@@ -81,3 +81,46 @@ func TestAttemptFailed(t *testing.T) {
 		t.Errorf("counted %+v", counts)
 	}
 }
+
+func TestThrottlesByTheWalksNames(t *testing.T) {
+	th := Throttles[string]{Calls: "calls", Instances: "instances", Singleton: "singleton", Gates: []string{"g0", "g1"}, Locks: []string{"l0"}}
+	for _, c := range []struct {
+		r    Res
+		i    int
+		want string
+		ok   bool
+	}{
+		{ResCalls, 0, "calls", true}, {ResInstances, 0, "instances", true}, {ResSingletonLock, 0, "singleton", true},
+		{ResSessionLock, 0, "session", true}, {ResGate, 1, "g1", true}, {ResWorker, 0, "", false}, {ResHandler, 0, "", false},
+	} {
+		if got, ok := th.Of(c.r, c.i, "session"); got != c.want || ok != c.ok {
+			t.Errorf("Of(%d, %d) = %q %v, want %q %v", c.r, c.i, got, ok, c.want, c.ok)
+		}
+	}
+	for _, c := range []struct {
+		k    Hold
+		i    int
+		want string
+		ok   bool
+	}{
+		{HoldCallSlot, 0, "calls", true}, {HoldInstance, 0, "instances", true}, {HoldGate, 0, "g0", true},
+		{HoldLock, 0, "l0", true}, {HoldThread, 0, "", false}, {HoldSession, 0, "", false},
+	} {
+		if got, ok := th.Holding(c.k, c.i); got != c.want || ok != c.ok {
+			t.Errorf("Holding(%v, %d) = %q %v, want %q %v", c.k, c.i, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPickLane(t *testing.T) {
+	for _, c := range []struct {
+		bound []int
+		want  int
+	}{
+		{nil, -1}, {[]int{2, 0, 0}, 1}, {[]int{3, 1, 2, 1}, 1}, {[]int{2, 2}, 0},
+	} {
+		if got := PickLane(len(c.bound), func(k int) int { return c.bound[k] }); got != c.want {
+			t.Errorf("PickLane(%v) = %d, want %d", c.bound, got, c.want)
+		}
+	}
+}
