@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/calibrate"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/plots"
 )
 
@@ -33,9 +34,11 @@ func Calibrate(ctx context.Context, capture, experiment string, opt CalibrateOpt
 	return &Calibration{r}, nil
 }
 
-// WriteFiles writes calibrated.toml and calibration.png (in out's
-// formats) into out, each whole or not at all; the pictures are drawn
-// before anything is written.
+// WriteFiles writes calibrated.toml, calibration.png (in out's formats)
+// and calibration.html, the estimates, what was written and the measured
+// counters against the simulated as interactive charts, into out, each
+// whole or not at all; the pictures and the page are made before anything
+// is written.
 func (c *Calibration) WriteFiles(out *Output) (written, warnings []string, err error) {
 	pic := picture{stem: "calibration"}
 	if c.Figure != nil {
@@ -45,7 +48,12 @@ func (c *Calibration) WriteFiles(out *Output) (written, warnings []string, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	if written, err = out.write(append([]file{{"calibrated.toml", c.Calibrated}}, figs...)); err != nil {
+	page, err := htmlreport.CalibrationPage(calibrationPage(c)).HTML()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", htmlreport.CalibrateFileName, err)
+	}
+	files := append([]file{{"calibrated.toml", c.Calibrated}}, figs...)
+	if written, err = out.write(append(files, file{htmlreport.CalibrateFileName, page})); err != nil {
 		return written, nil, err
 	}
 	return written, nil, out.removeStale([]string{pic.stem}, written)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsim-dev/tsim/fit"
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/plots"
 )
@@ -71,9 +72,11 @@ func Fit(ctx context.Context, e *Experiment, s *FitSpec, opt FitOptions) (*FitRe
 	return &FitResult{r}, nil
 }
 
-// WriteFiles writes fit.png (in out's formats) and, when the fit
-// produced one, fitted.toml into out, each whole or not at all; the
-// pictures are drawn before anything is written.
+// WriteFiles writes fit.png (in out's formats), fit.html (the fitted
+// inputs, the targets against the model and the sensitivities, with an
+// interactive chart) and, when the fit produced one, fitted.toml into
+// out, each whole or not at all; the pictures and the page are made
+// before anything is written.
 func (r *FitResult) WriteFiles(out *Output) (written, warnings []string, err error) {
 	fig, err := r.Figure()
 	if err != nil {
@@ -84,6 +87,11 @@ func (r *FitResult) WriteFiles(out *Output) (written, warnings []string, err err
 	if err != nil {
 		return nil, nil, err
 	}
+	page, err := htmlreport.FitPage(fitPage(r)).HTML()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", htmlreport.FitFileName, err)
+	}
+	files = append(files, file{htmlreport.FitFileName, page})
 	if r.Experiment != nil {
 		files = append(files, file{"fitted.toml", r.Experiment})
 	}

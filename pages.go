@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/analysis"
+	"github.com/tsim-dev/tsim/calibrate"
+	"github.com/tsim-dev/tsim/fit"
 	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/runner"
@@ -166,6 +168,133 @@ func validatePage(v *Validation) *htmlreport.Validation {
 				PP: row.Rule == "percentage points", OK: row.OK, Rule: row.Rule})
 		}
 		p.Variants = append(p.Variants, q)
+	}
+	return p
+}
+
+// calibrationPage is calibration.html's content.
+func calibrationPage(c *Calibration) *htmlreport.Calibration {
+	r := c.Result
+	p := &htmlreport.Calibration{Name: r.Experiment, Notes: r.Notes, Warmup: r.Window.From, LoadTest: r.LoadTest}
+	var text bytes.Buffer
+	if r.WriteText(&text) == nil {
+		p.Text = text.String()
+	}
+	if cp := r.Capture; cp != nil && len(cp.T) > 0 {
+		p.Lines = append(p.Lines, fmt.Sprintf("capture %s (%s, %s): %d samples over %s; machines %s", cp.File, cp.Kind, cp.Encoding,
+			len(cp.T), report.FmtSeconds(cp.T[len(cp.T)-1]), strings.Join(cp.Machines(), ", ")))
+	}
+	p.Lines = append(p.Lines, fmt.Sprintf("experiment %s, variant %q", r.Experiment, r.Variant),
+		fmt.Sprintf("window %s to %s of the capture (warm-up: %s), %d samples in %d batches", report.FmtSeconds(r.Window.From),
+			report.FmtSeconds(r.Window.To), r.Window.WarmupFrom, r.Window.Rows, r.Window.Batches))
+	if len(r.Compare) > 0 {
+		runs := "one simulated run"
+		if r.Reps > 1 {
+			runs = fmt.Sprintf("%d simulated runs", r.Reps)
+		}
+		p.Lines = append(p.Lines, fmt.Sprintf("%s of %s of the calibrated experiment", runs, report.FmtSeconds(r.SimDuration)))
+	}
+	measure := func(m calibrate.Measure, f func(float64) string) string {
+		switch {
+		case math.IsNaN(m.Value):
+			return "not identified"
+		case math.IsNaN(m.Half):
+			return f(m.Value)
+		}
+		return f(m.Value) + " ± " + f(m.Half)
+	}
+	secs := report.FmtLatency
+	pct := func(u float64) string { return report.FmtPercent(u) }
+	rate := func(x float64) string { return report.FmtRate(x) + "/s" }
+	p.Estimates = &htmlreport.Table{Left: 1,
+		Header: []string{"tier", "cores", "requests/s", "CPU busy", "CPU a request", "of it the steps'", "operation's time", "at the CPU", "in calls", "the rest: a wait"},
+		Titles: []string{"", "", "X", "U: % Processor Time", "U × cores / X (the utilisation law)", "less what the experiment's bindings spend encoding and decoding",
+			"R = N/X (Little's law) where the capture has the level of operations, else the duration counter", "queueing for cores included (M/M/c at U)",
+			"the callees' own time (their counters) and the network's (the experiment's)", "R less all the above (corrected by simulation where the notes say)"}}
+	for _, e := range r.Tiers {
+		head := e.Tier
+		if e.Machine != e.Tier {
+			head += " (" + e.Machine + ")"
+		}
+		calls := secs(e.Calls)
+		if math.IsNaN(e.Calls) {
+			calls = "not identified"
+		}
+		p.Estimates.Rows = append(p.Estimates.Rows, []string{head, strconv.Itoa(e.Cores), measure(e.Rate, rate), measure(e.Util, pct),
+			measure(e.CPU, secs), measure(e.StepCPU, secs), measure(e.Residence, secs), secs(e.AtCPU), calls, measure(e.Wait, secs)})
+	}
+	p.Changes = &htmlreport.Table{Left: 4, Header: []string{"key", "was", "now", "why"}}
+	for _, ch := range r.Changes {
+		from := ch.From
+		if from == "" {
+			from = "(new step)"
+		}
+		p.Changes.Rows = append(p.Changes.Rows, []string{fmt.Sprintf("tier.%s.step.%d.%s", ch.Tier, ch.Step, ch.Key), from, ch.To, ch.Why})
+	}
+	for _, cmp := range r.Compare {
+		k := htmlreport.CalibratedCounter{Tier: cmp.Tier, Machine: cmp.Machine, Counter: cmp.Counter, Unit: cmp.Unit,
+			Measured: cmp.Measured, Simulated: cmp.Simulated, SimHalf: cmp.SimHalf, RelativeError: cmp.RelError()}
+		for _, tv := range cmp.MeasuredSeries {
+			k.MeasuredT, k.MeasuredV = append(k.MeasuredT, tv.T), append(k.MeasuredV, tv.V)
+		}
+		for _, tv := range cmp.SimSeries {
+			k.SimT, k.SimV = append(k.SimT, tv.T), append(k.SimV, tv.V)
+		}
+		p.Counters = append(p.Counters, k)
+	}
+	return p
+}
+
+// fitPage is fit.html's content.
+func fitPage(r *FitResult) *htmlreport.Fit {
+	p := &htmlreport.Fit{Name: r.Name, Notes: r.Notes}
+	var text bytes.Buffer
+	if r.WriteText(&text) == nil {
+		p.Text = text.String()
+	}
+	fitted, predicted := 0, 0
+	reproduced := 0
+	for _, t := range r.Targets {
+		if t.Fitted {
+			fitted++
+		} else {
+			predicted++
+			if t.Verdict == fit.Reproduced {
+				reproduced++
+			}
+		}
+	}
+	p.Lines = append(p.Lines, fmt.Sprintf("specification %s: %d fitted and %d predicted targets, %d free inputs", r.Spec.File, fitted, predicted, len(r.Inputs)),
+		fmt.Sprintf("%d evaluations of %d allowed, Nelder–Mead from %d starts, and %d more for the sensitivities; each evaluation %d replications at seed %d (the same seeds every time: common random numbers)",
+			r.Evaluations, r.Budget, r.Starts, r.Probes, r.Replications, r.Seed))
+	chi := fmt.Sprintf("χ² = %.2f over %d fitted targets and %d inputs", r.Chi2, fitted, len(r.Inputs))
+	switch {
+	case r.DoF > 0 && r.Inflation > 1:
+		chi += fmt.Sprintf(" (χ²/dof = %.2f: the intervals are widened by √%.2f for the misfit)", r.Chi2/float64(r.DoF), r.Inflation)
+	case r.DoF > 0:
+		chi += fmt.Sprintf(" (χ²/dof = %.2f)", r.Chi2/float64(r.DoF))
+	default:
+		chi += " (as many inputs as targets or more: the fit cannot show a misfit)"
+	}
+	p.Summary = append(p.Summary, chi)
+	if predicted > 0 {
+		p.Summary = append(p.Summary, fmt.Sprintf("predictions: %d of %d within the figure's tolerance", reproduced, predicted))
+	}
+	for _, in := range r.Inputs {
+		p.Inputs = append(p.Inputs, htmlreport.FitInput{Key: in.Free.Key, Value: in.Text, Lo: in.Lo, Hi: in.Hi, Min: in.Free.Min, Max: in.Free.Max,
+			Pinned: in.Pinned, AtBound: in.AtBound, SetBy: in.SetBy, Share: in.Share})
+	}
+	for _, t := range r.Targets {
+		v := t.Target.Variant
+		if t.Target.RelativeTo != "" {
+			v += " / " + t.Target.RelativeTo
+		}
+		for _, kv := range t.Target.Set {
+			v += ", " + kv.Key + " = " + kv.Value
+		}
+		p.Targets = append(p.Targets, htmlreport.FitTarget{Name: t.Target.Name, Variant: v, Fitted: t.Fitted, Value: t.Target.Value,
+			Tolerance: t.Target.Tolerance, Model: t.Model, SimHalf: t.SimHalf, Lo: t.Lo, Hi: t.Hi, Residual: t.Residual,
+			Verdict: t.Verdict, Elasticity: t.Elasticity})
 	}
 	return p
 }

@@ -17,6 +17,22 @@
 // runs' intervals, the limits that bind in each, and diff.html with both
 // runs' charts overlaid, read back from their report.html.
 //
+// A sweep's report also shows the Universal Scalability Law fitted to its
+// throughput (a table and a chart of the measured points, the law, linear
+// scaling and the peak), and a run compared with a load test (tsim run
+// --measured) the measured latency quantiles and failures window by
+// window against the simulated.
+//
+// The other commands' pages are built from their own results, which the
+// command hands over in this package's types (it knows nothing of
+// analysis, calibrate, fit or realmode): PlanPage (plan.html: the goal,
+// every evaluated point, a chart per clause), ValidatePage (validate.html:
+// the verdicts, the figures simulated and real, both runs' charts
+// overlaid), CalibrationPage (calibration.html: the estimates, what was
+// written, every compared counter measured against simulated) and FitPage
+// (fit.html: the fitted inputs, every target in tolerances, the
+// sensitivities).
+//
 // A command builds a Page (Experiment for a run's results) and may add
 // sections of its own (Page.Add, Section, Block): explain its diagnosis,
 // fit its fit. The page's bytes depend only on what it holds: no time,

@@ -32,7 +32,9 @@ func Report(r *results.Experiment, opt Options) ([]byte, error) {
 // the summary of every scenario, what binds, each variant's tiers and
 // calls with the connection-limit resolutions, and the charts — every
 // tier's counters over time, each request's latency and the latency
-// distributions, or the sweep curves with their confidence bars. Only the
+// distributions, the load test's latency against the simulated where run
+// compared one, or the sweep curves with their confidence bars and the
+// USL fit. Only the
 // finished scenarios are shown. A command may add sections before
 // rendering it (Page.Add).
 func Experiment(r *results.Experiment, opt Options) *Page {
@@ -67,13 +69,16 @@ func Experiment(r *results.Experiment, opt Options) *Page {
 	}
 
 	if !r.IsSweep() {
-		for _, s := range []*Section{countersSection(r, done), latencySection(r, done)} {
+		for _, s := range []*Section{countersSection(r, done), latencySection(r, done), loadTestSection(done)} {
 			if s != nil {
 				p.Add(s)
 			}
 		}
 	} else {
 		p.Add(sweepSection(r, done))
+		if s := uslSection(r); s != nil {
+			p.Add(s)
+		}
 	}
 	if cdf := cdfChart(r, done, nil); cdf != nil {
 		s := p.Add(&Section{ID: "latency-cdf", Title: "Latency distribution"})

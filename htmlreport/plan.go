@@ -122,7 +122,7 @@ func PlanPage(p *Plan) *Page {
 		if p.Best >= 0 {
 			intro += "; the black dot is the answer"
 		}
-		s.Text("%s. %s", intro, howTo)
+		s.Text("%s. %s", intro, howToXY)
 		s.Add(Block{Charts: &Grid{Columns: min(len(charts), 2), Charts: charts}})
 	}
 	pts := pg.Add(&Section{ID: "points", Title: "Evaluated points"})
