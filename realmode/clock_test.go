@@ -14,8 +14,9 @@ import (
 // process moves: each runs beside the noise probe and, when it fails in a
 // run the probe saw disturbed (stalled longer than a sleep, or more than
 // stallprobe.MaxStalled of the time), runs again, up to
-// maxRuns times, and is INCONCLUSIVE if every run was disturbed. A run
-// that was not disturbed and fails, fails the test.
+// maxRuns times; if every run was disturbed it is not judged, and the
+// test is skipped with the disturbance measured. A run that was not
+// disturbed and fails, fails the test.
 func timedCheck(t *testing.T, stall time.Duration, check func() (ok bool, msg string)) {
 	t.Helper()
 	if raceEnabled {
@@ -29,15 +30,17 @@ func timedCheck(t *testing.T, stall time.Duration, check func() (ok bool, msg st
 		n := stop()
 		t.Logf("run %d: %s\n  noise: %v", k, msg, n)
 		if ok {
+			judgedOnTime()
 			return
 		}
 		d := n.Disturbed(self, stall)
 		switch {
 		case d == "":
+			judgedOnTime()
 			t.Errorf("%s (noise: %v)", msg, n)
 			return
 		case k == maxRuns:
-			t.Logf("INCONCLUSIVE: all %d runs disturbed (%s)", k, d)
+			cannotJudge(t, t.Name(), fmt.Sprintf("%d runs, the last: %s: %s (noise: %v)", k, msg, d, n))
 			return
 		}
 		t.Logf("run %d disturbed (%s): running again", k, d)

@@ -49,9 +49,11 @@ import (
 // maxStall, or for too much of the run or of a quarter-second, while the
 // run itself used little CPU) cannot be judged on time: its
 // time-dependent verdicts are logged, not asserted, and the case runs
-// again, up to maxRuns runs; when every run is disturbed the test says so
-// in its log (INCONCLUSIVE). A run that is not disturbed and disagrees
-// fails the test at once: there are no blind retries.
+// again, up to maxRuns runs; when every run is disturbed the comparison
+// is not judged and its test is reported as skipped, with the disturbance
+// measured, once its other checks have asserted (judge_test.go). A run
+// that is not disturbed and disagrees fails the test at once: there are
+// no blind retries.
 // TestCrossCheckCatchesBreaks shows broken semantics failing these checks.
 //
 // tsim validate, the command, keeps the plain comparison with its default
@@ -93,8 +95,22 @@ func (c *crossRun) disturbed() string {
 // crossCheck runs simTop in the simulator and realTop (the same topology,
 // unless a test breaks it on purpose) for real until a run is not
 // disturbed, at most maxRuns times, and returns the last run. Every run
-// must pass the checks that do not depend on time.
+// must pass the checks that do not depend on time. When every run was
+// disturbed, the comparison is not judged (cannotJudge).
 func crossCheck(t *testing.T, name string, simTop, realTop *model.Topology, opt Options, watchOps bool) *crossRun {
+	t.Helper()
+	c := crossRuns(t, name, simTop, realTop, opt, watchOps, (*crossRun).judged)
+	if c.judged() {
+		judgedOnTime()
+	} else {
+		cannotJudge(t, name, fmt.Sprintf("%d runs, the last: %s", maxRuns, c.disturbed()))
+	}
+	return c
+}
+
+// crossRuns runs realTop for real until done accepts a run, at most
+// maxRuns times, and returns the last run; it logs why it runs again.
+func crossRuns(t *testing.T, name string, simTop, realTop *model.Topology, opt Options, watchOps bool, done func(*crossRun) bool) *crossRun {
 	t.Helper()
 	for k := 1; ; k++ {
 		c := cross(t, fmt.Sprintf("%s (run %d)", name, k), simTop, realTop, opt, watchOps)
@@ -102,15 +118,10 @@ func crossCheck(t *testing.T, name string, simTop, realTop *model.Topology, opt 
 		for _, m := range c.semantic() {
 			t.Errorf("%s: %s", name, m)
 		}
-		d := c.disturbed()
-		if d == "" {
+		if done(c) || k == maxRuns {
 			return c
 		}
-		if k == maxRuns {
-			t.Logf("%s: INCONCLUSIVE on time: all %d runs disturbed (%s); only the checks that do not depend on time were made", name, k, d)
-			return c
-		}
-		t.Logf("%s: run %d disturbed (%s): its time-dependent verdicts are not judged; running again", name, k, d)
+		t.Logf("%s: run %d disturbed (%s): its time-dependent verdicts are not judged; running again", name, k, c.disturbed())
 	}
 }
 

@@ -25,6 +25,10 @@ type loadRT struct {
 	think  *lockedSampler
 	arrive *sim.Stream // open arrivals: used by the generator goroutine only
 	shape  *sim.Sampler
+
+	// traceSent is how many of a trace's arrivals have been counted, as
+	// generated or by unsentTrace; guarded by runner.mu.
+	traceSent int
 }
 
 // user is one closed-loop user. Its flags are guarded by loadRT.mu.
@@ -224,22 +228,53 @@ func (l *loadRT) open(ctx context.Context) {
 }
 
 // traced replays a trace's arrivals (model.Load.Arrivals) at their
-// instants.
+// instants, each counted as generated when the generator reaches it. One
+// the process reached too late, after the run had ended, is counted by
+// unsentTrace.
 func (l *loadRT) traced(ctx context.Context) {
 	rt := l.rt
-	for _, at := range l.spec.Arrivals {
+	for i, at := range l.spec.Arrivals {
 		if at > rt.top.Duration {
 			return
 		}
 		if rt.clk.sleepUntil(ctx, rt.clk.toReal(at)) != nil {
 			return
 		}
+		rt.mu.Lock()
+		if rt.closed {
+			rt.mu.Unlock()
+			return
+		}
+		l.traceSent = i + 1
+		rt.mu.Unlock()
+		root := rt.newRoot()
+		if root == nil {
+			continue // shed (or the run ended just now: in flight)
+		}
 		rt.loadWG.Add(1)
 		go func() {
 			defer rt.loadWG.Done()
-			l.request(ctx, nil)
+			o, _ := rt.doCall(ctx, l.cs, nil, nil, nil, root)
+			rt.rootDone(root, o)
 		}()
 	}
+}
+
+// unsentTrace returns how many of a trace's arrivals were due by end, the
+// run's end in simulated time, but not reached by the generator before
+// the run ended (its goroutine woke late on a busy machine), and marks
+// them counted. They were generated, in the model's time, and are in
+// flight at the end, as in the simulator. rt.mu is held.
+func (l *loadRT) unsentTrace(end time.Duration) int64 {
+	n := 0
+	for _, at := range l.spec.Arrivals[l.traceSent:] {
+		if at > end {
+			break
+		}
+		n++
+	}
+	l.traceSent += n
+	return int64(n)
 }
 
 // request sends one top-level request and records how it ended.

@@ -16,13 +16,14 @@ import (
 // The CLR 4+ thread pool (model.ThreadPool, InjectCLR4) run for real: the
 // same topologies as simmode/pool_test.go, the simulator exact, the real
 // run within its resolution. A run the probe saw disturbed is run again,
-// up to maxRuns times; if every run was disturbed the test is skipped
-// with what was measured, never passed.
+// up to maxRuns times; if every run was disturbed the comparison is not
+// judged and the test is skipped with what was measured, never passed.
 
 // judgeReal runs top for real until judge (which returns what disagrees,
 // or "") accepts a run, or a run that was not disturbed disagrees
-// (an error), or maxRuns runs were all disturbed (a skip).
-func judgeReal(t *testing.T, name string, top *model.Topology, opt Options, stall time.Duration, judge func(r *results.Run, n noise) string) {
+// (an error), or maxRuns runs were all disturbed (cannotJudge: the test
+// is skipped when it ends). It reports whether the comparison was judged.
+func judgeReal(t *testing.T, name string, top *model.Topology, opt Options, stall time.Duration, judge func(r *results.Run, n noise) string) bool {
 	t.Helper()
 	var last string
 	for k := 1; k <= maxRuns; k++ {
@@ -32,17 +33,20 @@ func judgeReal(t *testing.T, name string, top *model.Topology, opt Options, stal
 		}
 		msg := judge(r, n)
 		if msg == "" {
-			return
+			judgedOnTime()
+			return true
 		}
 		d := n.Disturbed(self, stall)
 		if d == "" {
+			judgedOnTime()
 			t.Errorf("%s: real run %d: %s\n noise: %v", name, k, msg, n)
-			return
+			return true
 		}
 		last = fmt.Sprintf("%s (%s; noise: %v)", msg, d, n)
 		t.Logf("%s: real run %d disturbed: %s; running again", name, k, last)
 	}
-	t.Skipf("%s: all %d real runs disturbed, nothing judged: %s", name, maxRuns, last)
+	cannotJudge(t, name, fmt.Sprintf("%d runs, the last: %s", maxRuns, last))
+	return false
 }
 
 // poolBurst is n requests holding a thread for d: two at t0, the others
@@ -80,7 +84,7 @@ func burstTable(t *testing.T, name string, top *model.Topology, want string, sca
 		got := latencyTable(r)
 		ok := len(got) == len(w)
 		for i := 0; ok && i < len(w); i++ {
-			ok = got[i].o == w[i].o && math.Abs(got[i].lat-w[i].lat) <= floor+0.02*w[i].lat
+			ok = got[i].Outcome == w[i].Outcome && math.Abs(got[i].Latency-w[i].Latency) <= floor+0.02*w[i].Latency
 		}
 		if ok {
 			return ""

@@ -524,6 +524,14 @@ func (rt *runner) finish(intr error) (*results.Run, error) {
 	rt.endReal = rt.clk.now()
 	rt.mu.Lock()
 	rt.closed = true
+	end := rt.top.Duration
+	if intr != nil {
+		end = min(end, rt.clk.toSim(rt.endReal))
+	}
+	if n := rt.load.unsentTrace(end); n > 0 {
+		rt.counts.Generated += n
+		rt.live += n
+	}
 	rt.mu.Unlock()
 	res := rt.collect(intr != nil)
 	rt.shutdown()

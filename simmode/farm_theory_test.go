@@ -39,6 +39,9 @@ func thFarmTop(lambda float64, k, c int, p model.BalancePolicy, span time.Durati
 // The farm's counters are the sums (Calls Outstanding, Calls Per Second)
 // and averages (CPU, response time) of k such queues.
 func TestTheoryFarmRandomIsIndependentQueues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 20 replications of 20,000 s of a farm of up to four queues (the longest of the simulator's theory checks); TestTheoryMMcCounters checks the M/M/c formulas")
+	}
 	for _, tc := range []struct{ k, c int }{{4, 1}, {3, 2}} {
 		t.Run(fmt.Sprintf("k=%d,c=%d", tc.k, tc.c), func(t *testing.T) {
 			per := 0.75 * float64(tc.c) // λ/k per machine
@@ -68,6 +71,9 @@ func TestTheoryFarmRandomIsIndependentQueues(t *testing.T) {
 // random split's M/M/1: round robin beats random, and the difference of
 // the two on common random numbers has a 99% interval below zero.
 func TestTheoryFarmRoundRobinBeatsRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 20 replications of 20,000 s of a farm of up to four queues (the longest of the simulator's theory checks); TestTheoryMMcCounters checks the M/M/c formulas")
+	}
 	const k = 4
 	per := 0.8
 	lambda := per * k

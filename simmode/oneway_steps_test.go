@@ -8,7 +8,9 @@ import (
 
 // Step tables for one-way operations (WCF.OneWay, PhaseAccept): the
 // caller's call ends when the service has a call slot for the request and
-// has decoded it; the operation runs on, holding its throttles.
+// has decoded it; the operation runs on, holding its throttles. The
+// tables both executors run are modeltest's (steps_wcf.go); these check
+// what only the simulator can.
 
 func oneWaySvc(maxCalls int, steps ...model.Step) model.Tier {
 	svc := tier("svc", steps...)
@@ -17,26 +19,17 @@ func oneWaySvc(maxCalls int, steps ...model.Step) model.Tier {
 }
 
 func TestOneWayEndsAtAcceptance(t *testing.T) {
-	// MaxConcurrentCalls 2, 5 s operations. Two calls are accepted at once
-	// (latency 0); the third waits for a call slot until 105 and is
-	// accepted then: a one-way call blocks while the service is throttled.
-	// The service runs all three (105, 105, 110).
-	top := burst(3, 0, oneWaySvc(2, wait(5*time.Second)))
-	got, res := outcomes(t, top)
-	expect(t, "latencies", got, "0 0 5")
-	if tr := res.Tiers[0]; tr.Completed != 3 || tr.OutstandingMax != 2 {
-		t.Errorf("service completed %d (want 3), calls outstanding max %v (want 2: the throttle)", tr.Completed, tr.OutstandingMax)
-	}
-	// Every request accounted for: 3 completed by the clients.
-	if c := res.Requests; c.Completed != 3 || c.InFlight != 0 {
-		t.Errorf("requests %+v, want 3 completed", c)
-	}
-	// With a 2 s timeout the third times out waiting for its slot; the
-	// service still runs it once the slot frees (orphaned, 105–110).
-	got, res = outcomes(t, burst(3, 2*time.Second, oneWaySvc(2, wait(5*time.Second))))
+	// The table (modeltest's OneWayEndsAtAcceptance): MaxConcurrentCalls
+	// 2, 5 s operations, two accepted at once and the third at 105. With
+	// a 2 s timeout the third times out waiting for its slot; the service
+	// still runs it once the slot frees (orphaned, 105–110).
+	got, res := outcomes(t, burst(3, 2*time.Second, oneWaySvc(2, wait(5*time.Second))))
 	expect(t, "latencies", got, "0 0 2/timed_out")
 	if tr := res.Tiers[0]; tr.Completed != 3 {
 		t.Errorf("with a timeout: service completed %d, want 3", tr.Completed)
+	}
+	if c := res.Requests; c.Completed != 2 || c.TimedOut != 1 || c.InFlight != 0 {
+		t.Errorf("requests %+v, want 2 completed, 1 timed out", c)
 	}
 }
 
@@ -57,33 +50,6 @@ func TestOneWayNoReplyMessage(t *testing.T) {
 		top.Load.Call.Network.Latency = 100 * time.Millisecond
 		got, _ := outcomes(t, top)
 		expect(t, "latencies", got, c.want)
-	}
-}
-
-func TestOneWayReleasesASPNetWorker(t *testing.T) {
-	// IIS-hosted behind the synchronous module, at most 2 requests
-	// executing (MaxConcurrentRequestsPerCPU-like), 5 s operations. Two-way:
-	// each request holds its worker and its place for 5 s (5 5 10 10).
-	// One-way: the request completes as the operation starts, giving both
-	// back, so all four are answered at once and their operations run
-	// together.
-	for _, c := range []struct {
-		oneWay bool
-		want   string
-	}{{false, "5 5 10 10"}, {true, "0 0 0 0"}} {
-		svc := oneWaySvc(100, wait(5*time.Second))
-		svc.WCF.OneWay = c.oneWay
-		svc.Host = model.HostIISIntegrated
-		svc.Admission = model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 2, QueueLimit: 5000, SyncModule: true}
-		got, res := outcomes(t, burst(4, 0, svc))
-		expect(t, "latencies", got, c.want)
-		tr := res.Tiers[0]
-		if tr.Completed != 4 || tr.ExecutingMax > 2 {
-			t.Errorf("one-way %v: completed %d (want 4), executing max %v (want ≤ 2)", c.oneWay, tr.Completed, tr.ExecutingMax)
-		}
-		if c.oneWay && tr.OutstandingMax != 4 {
-			t.Errorf("one-way: calls outstanding max %v, want 4 (all operations at once)", tr.OutstandingMax)
-		}
 	}
 }
 

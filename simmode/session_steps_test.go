@@ -10,7 +10,9 @@ import (
 
 // Step tables for sessions over HTTP (wsHttp's security session): a
 // session that outlives its aborted client, the security negotiation as
-// its own exchange, and the close as a message of its own.
+// its own exchange, and the close as a message of its own. The tables
+// both executors run are modeltest's (steps_wcf.go); these check, to the
+// instant, how long the sessions live.
 
 // httpSession is a wsHttp-like sessionful binding with no per-message CPU.
 func httpSession(idle time.Duration) model.Binding {
@@ -58,36 +60,6 @@ func TestSessionOutlivesAbortedClient(t *testing.T) {
 		for i, sec := range []float64{301, 310, 320, 330} {
 			if got := instancesAt(t, res, sec); got != c.inst[i] {
 				t.Errorf("idle %v: sessions (instances) at %v s = %v, want %v", c.idle, sec, got, c.inst[i])
-			}
-		}
-	}
-}
-
-func TestNegotiationIsItsOwnExchange(t *testing.T) {
-	// Two legs of 1 s of service CPU each, 100 ms each way on the wire,
-	// then the call (1 s): 2 × (1 + 0.2) + 0.1 + 1 + 0.1 = 3.6 s. A
-	// negotiation timeout of 1.5 s ends it during the second leg. A
-	// second call on the same per-user proxy does not negotiate again.
-	for _, c := range []struct {
-		timeout time.Duration
-		want    string
-	}{{0, "3.6"}, {1500 * time.Millisecond, "1.5/timed_out"}} {
-		svc := tier("svc", wait(time.Second))
-		svc.WCF = &model.WCF{MaxCalls: 100, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerSession, Concurrency: model.ConcurrencyMultiple}
-		top := burst(1, 0, svc)
-		b := httpSession(time.Minute)
-		b.SessionCPU, b.NegotiationLegs, b.NegotiationTimeout = 2*time.Second, 2, c.timeout
-		top.Load.Call.Binding = b
-		top.Load.Call.Network.Latency = 100 * time.Millisecond
-		top.Load.Call.Proxy = model.Proxy{Kind: model.ProxyPerCall}
-		got, res := outcomes(t, top)
-		expect(t, "latencies", got, c.want)
-		if n := res.Calls[0].NegotiationTimedOut; (c.timeout > 0) != (n == 1) {
-			t.Errorf("timeout %v: %d calls timed out in the negotiation", c.timeout, n)
-		}
-		if c.timeout == 0 {
-			if tr := res.Tiers[0]; tr.Completed != 1 || tr.CPUUtil == 0 {
-				t.Errorf("service completed %d calls (want 1: the legs are not calls), CPU %v", tr.Completed, tr.CPUUtil)
 			}
 		}
 	}

@@ -165,6 +165,9 @@ func TestTheoryMM1KCounters(t *testing.T) {
 func TestTheoryMMcCounters(t *testing.T) {
 	for _, c := range []int{2, 4} {
 		t.Run(fmt.Sprintf("c=%d", c), func(t *testing.T) {
+			if c > 2 && testing.Short() {
+				t.Skip("-short: c = 2 checks the same formulas; c = 4 is 20 replications of 25,000 s more")
+			}
 			lambda := 0.8 * float64(c)
 			q := tier("q", model.Step{Kind: model.StepCPU, Demand: sim.Exp(time.Second)})
 			q.Cores, q.CPU = c, model.CPUFCFS

@@ -26,8 +26,11 @@ import (
 //     tolerances widened by the noise measured beside it (noiseTolerance);
 //     a run that does not is run again only if the probe saw it disturbed
 //     (the machine stalled too long to judge anything on time), up to 3
-//     runs, and the test says INCONCLUSIVE when every run was;
-//   - that with zero tolerances the same comparison disagrees and exits 1.
+//     runs; when every run was, the comparison is not judged and, once
+//     the other checks are made, the test is skipped with the disturbance
+//     measured;
+//   - that with zero tolerances the same comparison disagrees and exits 1
+//     (a negative control, judged on every run).
 //
 // The command's own verdict stays the plain comparison: on a busy machine
 // it may say DISAGREE (its p50 was measured 10–25% high at a load average
@@ -38,6 +41,7 @@ func TestValidateAgrees(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join("..", "..", "experiments", "validation", "mmc.toml")
+	unjudged := ""
 	for k := 1; ; k++ {
 		stop := stallprobe.Start()
 		out, errs, st := tsimMain(t, nil, "validate", file, "--duration", "30s", "-o", dir)
@@ -67,7 +71,7 @@ func TestValidateAgrees(t *testing.T) {
 			break
 		}
 		if k == 3 {
-			t.Logf("INCONCLUSIVE on time: all %d runs disturbed (%s); only what the command prints and does was checked", k, d)
+			unjudged = fmt.Sprintf("all %d runs disturbed, the last: %s (noise: %v)", k, d, n)
 			break
 		}
 		t.Logf("run %d disturbed (%s): running again", k, d)
@@ -77,6 +81,9 @@ func TestValidateAgrees(t *testing.T) {
 		"--tolerance", "throughput=0,mean=0,p50=0,p99=0")
 	if st != exitFailure || !strings.Contains(out, "DISAGREE") {
 		t.Errorf("zero tolerance: status %d, want 1 and DISAGREE:\n%s", st, out)
+	}
+	if unjudged != "" && !t.Failed() {
+		t.Skipf("busy machine: the real run not judged on time (what the command prints and does was checked): %s", unjudged)
 	}
 }
 

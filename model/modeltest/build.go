@@ -1,6 +1,6 @@
 // Package modeltest builds the small topologies that tests of both
 // executors use, and holds the step tables they are checked against
-// (tables.go): the simulator must give each table exactly, the real
+// (steps.go): the simulator must give each table exactly, the real
 // executor within its resolution, from one definition.
 //
 // Package modeltest imports model, sim and results; only tests import it.
