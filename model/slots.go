@@ -99,10 +99,18 @@ func NewSlots(limit int) *Slots { return &Slots{Limit: limit} }
 // when every connection is busy, a request is bound to the connection with
 // the fewest waiters and written only when that connection finishes, even
 // if another one frees first (head-of-line blocking).
+//
+// Its connections are made as they are first needed (the first idle one
+// in index order is always the next unused one), so memory follows the
+// connections used, not the limit: a limit of 2,147,483,647 costs what a
+// limit of 10 does under the same load.
 func NewConnectionGroup(limit int) *Slots {
-	s := &Slots{Limit: limit, lanes: make([]lane, limit)}
+	if limit <= 0 {
+		panic("model: a connection group needs a limit")
+	}
+	s := &Slots{Limit: limit, lanes: []lane{}}
 	if limit > laneScanMax {
-		s.order = newLaneOrder(limit)
+		s.order = &laneOrder{}
 	}
 	return s
 }
@@ -235,17 +243,29 @@ func (l *lane) idle() bool { return !l.busy && l.live == 0 }
 
 // LaneState reports whether connection k is busy and how many calls wait
 // for it (tests).
-func (s *Slots) LaneState(k int) (busy bool, bound int) { return s.lanes[k].busy, s.lanes[k].live }
+func (s *Slots) LaneState(k int) (busy bool, bound int) {
+	if k >= len(s.lanes) {
+		return false, 0 // not made yet: idle
+	}
+	return s.lanes[k].busy, s.lanes[k].live
+}
+
+// Lanes is how many connections of a connection group have been made.
+func (s *Slots) Lanes() int { return len(s.lanes) }
 
 // acquireLane binds w to the first idle connection, or else to the first
-// of those with the fewest calls bound.
+// of those with the fewest calls bound. The connections not made yet are
+// idle and come after those made, so the first idle one is a made one if
+// any is, and otherwise the next to make.
 func (s *Slots) acquireLane(w *Waiter) bool {
 	best := -1
 	if s.order != nil {
-		best = int(s.order.h[0])
-		if l := &s.lanes[best]; l.idle() {
-			s.takeLane(w, best)
-			return true
+		if len(s.order.h) > 0 {
+			best = int(s.order.h[0])
+			if l := &s.lanes[best]; l.idle() {
+				s.takeLane(w, best)
+				return true
+			}
 		}
 	} else {
 		for k := range s.lanes {
@@ -259,6 +279,10 @@ func (s *Slots) acquireLane(w *Waiter) bool {
 			}
 		}
 	}
+	if len(s.lanes) < s.Limit {
+		s.takeLane(w, s.addLane())
+		return true
+	}
 	s.queue(w)
 	w.lane = best
 	s.lanes[best].push(ticket{w, w.ticket})
@@ -267,6 +291,18 @@ func (s *Slots) acquireLane(w *Waiter) bool {
 	s.Waiting++
 	s.changed()
 	return false
+}
+
+// addLane makes the next connection, idle, and returns its index.
+func (s *Slots) addLane() int {
+	k := len(s.lanes)
+	s.lanes = append(s.lanes, lane{})
+	if o := s.order; o != nil {
+		// Last in the heap; takeLane's reorder puts it in its place.
+		o.pos = append(o.pos, int32(len(o.h)))
+		o.h = append(o.h, int32(k))
+	}
+	return k
 }
 
 // takeLane gives idle connection k to w.
@@ -318,16 +354,6 @@ var laneScanMax = 32 // a variable for the test that compares the two
 type laneOrder struct {
 	h   []int32 // connection indices
 	pos []int32 // pos[k] is k's index in h
-}
-
-// newLaneOrder returns the order of n idle connections: by index, which
-// is a heap already.
-func newLaneOrder(n int) *laneOrder {
-	o := &laneOrder{h: make([]int32, n), pos: make([]int32, n)}
-	for k := range n {
-		o.h[k], o.pos[k] = int32(k), int32(k)
-	}
-	return o
 }
 
 // laneBefore reports whether connection a goes before b.

@@ -110,7 +110,7 @@ func TestLaneOrderPicksAsTheScan(t *testing.T) {
 			}
 		case r < 8: // a busy connection finishes its call
 			k := rng.IntN(n)
-			if !pools[0].s.lanes[k].busy {
+			if busy, _ := pools[0].s.LaneState(k); !busy {
 				continue
 			}
 			for _, p := range pools {
@@ -126,13 +126,38 @@ func TestLaneOrderPicksAsTheScan(t *testing.T) {
 			}
 		}
 		for k := range n {
-			a, b := pools[0].s.lanes[k], pools[1].s.lanes[k]
-			if a.busy != b.busy || a.live != b.live {
-				t.Fatalf("op %d: connection %d differs: scan %v/%d, order %v/%d", op, k, a.busy, a.live, b.busy, b.live)
+			ab, al := pools[0].s.LaneState(k)
+			bb, bl := pools[1].s.LaneState(k)
+			if ab != bb || al != bl {
+				t.Fatalf("op %d: connection %d differs: scan %v/%d, order %v/%d", op, k, ab, al, bb, bl)
 			}
 		}
 	}
 	if bound < 1000 || holding < 1000 || waiting < 100 {
 		t.Fatalf("%d calls bound, %d releases, %d give-ups: the test no longer exercises a full pool", bound, holding, waiting)
+	}
+}
+
+// A connection group of the largest limit the format allows costs what a
+// small one does: its connections are made as they are used (a limit of
+// 10⁸ once allocated 5.6 GB per calling machine). Ten calls at once make
+// ten connections, and the eleventh, after one freed, reuses it.
+func TestConnectionGroupGrowsWithUse(t *testing.T) {
+	for _, limit := range []int{10, 1<<31 - 1} {
+		allocs := testing.AllocsPerRun(20, func() {
+			s := NewConnectionGroup(limit)
+			for i := range 10 {
+				if !s.Acquire(waiter(int32(i))) {
+					t.Fatal("a call waited with connections free")
+				}
+			}
+			s.ReleaseLane(3)
+			if w := waiter(10); !s.Acquire(w) || w.Lane() != 3 || s.Lanes() != 10 {
+				t.Fatalf("the eleventh call got connection %d of %d made, want 3 of 10", w.Lane(), s.Lanes())
+			}
+		})
+		if allocs > 40 {
+			t.Errorf("limit %d: %.0f allocations for ten connections", limit, allocs)
+		}
 	}
 }

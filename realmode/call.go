@@ -35,7 +35,10 @@ type connPool struct {
 	// (Conn.PerConnection): one transport of one connection each; a call
 	// that finds every connection busy is bound to the one with the
 	// fewest waiters and waits for that one, even if another frees first.
-	lanes []*lane
+	// They are made as they are first needed (newLaneLocked), so that a
+	// limit of millions costs what the connections used cost.
+	perConn bool
+	lanes   []*lane
 
 	mu      sync.Mutex
 	inUse   int // connections held by calls (from GotConn to the reply read)
@@ -63,7 +66,9 @@ func newTransport(limit, idle int) *http.Transport {
 			if host, _, err := net.SplitHostPort(addr); err != nil || host != "127.0.0.1" {
 				return nil, fmt.Errorf("realmode: refusing to dial %q: loopback only", addr)
 			}
-			return d.DialContext(ctx, network, addr)
+			c, err := d.DialContext(ctx, network, addr)
+			noteFDs(err)
+			return c, err
 		},
 		MaxConnsPerHost: limit,
 		// Keep every connection the limit allows, so they are reused
@@ -82,12 +87,7 @@ func newConnPool(rt *runner, from string, site *callStat, c *model.Conn) *connPo
 	}
 	tr := newTransport(limit, idle)
 	p := &connPool{from: from, host: site.host, site: site, limit: limit, tr: tr, client: &http.Client{Transport: tr}, holder: map[net.Conn]*attempt{}}
-	if c.PerConnection && limit > 0 {
-		for range limit {
-			tr := newTransport(1, 1)
-			p.lanes = append(p.lanes, &lane{tr: tr, client: &http.Client{Transport: tr}})
-		}
-	}
+	p.perConn = c.PerConnection && limit > 0
 	p.lvInUse.clk, p.lvWaiting.clk = rt.clk, rt.clk
 	return p
 }
@@ -95,6 +95,7 @@ func newConnPool(rt *runner, from string, site *callStat, c *model.Conn) *connPo
 // pickLaneLocked binds a call to a connection (model slots.acquireLane):
 // a free one if any, else the one with the fewest calls bound, the first
 // such in order.
+// The connections not made yet are free and come after those made.
 func (p *connPool) pickLaneLocked() *lane {
 	var best *lane
 	for _, l := range p.lanes {
@@ -106,14 +107,28 @@ func (p *connPool) pickLaneLocked() *lane {
 			best = l
 		}
 	}
+	if (best == nil || best.n > 0) && len(p.lanes) < p.limit {
+		best = p.newLaneLocked()
+	}
 	best.n++
 	return best
+}
+
+// newLaneLocked makes the pool's next connection.
+func (p *connPool) newLaneLocked() *lane {
+	tr := newTransport(1, 1)
+	l := &lane{tr: tr, client: &http.Client{Transport: tr}}
+	p.lanes = append(p.lanes, l)
+	return l
 }
 
 // closeIdle closes the pool's idle connections (end of run).
 func (p *connPool) closeIdle() {
 	p.tr.CloseIdleConnections()
-	for _, l := range p.lanes {
+	p.mu.Lock()
+	lanes := p.lanes
+	p.mu.Unlock()
+	for _, l := range lanes {
 		l.tr.CloseIdleConnections()
 	}
 }
@@ -134,15 +149,24 @@ func (p *connPool) warm(rt *runner) {
 		return
 	}
 	url := p.site.targetURL(nil) + "warm?n=" + strconv.Itoa(n) + "&id=" + strconv.Itoa(int(rt.nextID.Add(1)))
+	clients := make([]*http.Client, n)
+	p.mu.Lock()
+	for i := range clients {
+		clients[i] = p.client
+		if p.perConn {
+			for len(p.lanes) <= i {
+				p.newLaneLocked()
+			}
+			clients[i] = p.lanes[i].client
+		}
+	}
+	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client := p.client
-			if p.lanes != nil {
-				client = p.lanes[i].client
-			}
+			client := clients[i]
 			ctx, cancel := context.WithTimeout(rt.workCtx, 2*time.Second)
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
@@ -730,7 +754,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	pool.lvWaiting.add(1)
 	client := pool.client
 	var ln *lane
-	if pool.lanes != nil {
+	if pool.perConn {
 		ln = pool.pickLaneLocked()
 		client = ln.client
 	}

@@ -200,7 +200,7 @@ func (b *balancerRT) listen() error {
 	if err != nil {
 		return fmt.Errorf("realmode: balancer of %q: %w", b.farm.spec.Name, err)
 	}
-	b.ln = ln
+	b.ln = fdListener{ln}
 	b.url = "http://" + ln.Addr().String() + "/"
 	b.srv = &http.Server{Handler: b, ErrorLog: log.New(io.Discard, "", 0),
 		// A closed connection's binding goes: the next one is balanced anew.

@@ -465,6 +465,9 @@ func (j *job) finish(o results.Outcome) results.Outcome {
 	now := t.simNow()
 	j.visit.Leave(t, now, t.spec.MemoryPerRequest)
 	j.Held.Release(j)
+	if o == results.Completed && t.entry && j.Msg == model.MsgCall {
+		rt.watch.served.Add(1)
+	}
 	if o == results.Completed && rt.measuring.Load() && j.Msg == model.MsgCall {
 		t.cmu.Lock()
 		t.ends.Done(now-j.arrived, j.queued)

@@ -26,7 +26,10 @@ type Options struct {
 	TimeScale float64
 	// MaxInFlight bounds the top-level requests open at once, and with them
 	// the goroutines of the run; a request generated beyond it is counted
-	// as rejected at once and reported in Info.Shed. Zero: 10,000.
+	// as rejected at once and reported in Info.Shed. Zero: 10,000, and for
+	// an open load room for twice its stability bound
+	// (model.StabilityBound), so that a load above capacity stops
+	// unstable as in the simulator rather than being shed.
 	MaxInFlight int
 	// Budget is the longest real run the automatic time scale may give:
 	// when DefaultScale would make the run longer, the scale is lowered to
@@ -115,7 +118,7 @@ func RunWithInfo(ctx context.Context, top *model.Topology, opt Options) (*result
 		return nil, info, err
 	}
 	if opt.MaxInFlight <= 0 {
-		opt.MaxInFlight = DefaultMaxInFlight
+		opt.MaxInFlight = defaultMaxInFlight(top)
 	}
 	if opt.MaxReal == 0 {
 		opt.MaxReal = DefaultMaxReal
@@ -148,6 +151,10 @@ func RunWithInfo(ctx context.Context, top *model.Topology, opt Options) (*result
 		return nil, info, errors.New("realmode: an automatic warm-up (warmup < 0) is the simulator's choice for the seed: resolve it first (simmode.ResolveWarmup)")
 	}
 	rt := newRunner(top, opt, scale, warm)
+	if err := rt.checkFDs(); err != nil {
+		rt.shutdown()
+		return nil, info, err
+	}
 	if err := rt.listen(); err != nil {
 		rt.shutdown()
 		return nil, info, err
@@ -159,9 +166,19 @@ func RunWithInfo(ctx context.Context, top *model.Topology, opt Options) (*result
 		}
 		testHookListening(addrs)
 	}
+	dctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	rt.watch.stop = stop
 	rt.startAll()
-	intr := rt.drive(ctx)
+	intr := rt.drive(dctx)
+	unstable := intr != nil && ctx.Err() == nil && errors.Is(context.Cause(dctx), errUnstable)
 	res, err := rt.finish(intr)
+	if unstable {
+		intr, res.Unstable = nil, rt.watch.outcome
+	}
+	if err == nil {
+		err = rt.fdsRanOut()
+	}
 	info.Real = rt.endReal
 	info.TimerSlack = rt.clk.slack()
 	info.Shed = rt.shed
@@ -301,6 +318,8 @@ type runner struct {
 	warmAt    time.Duration // real instant the statistics restarted
 	entryDone atomic.Int64
 	netErrors atomic.Int64
+	fdStart   int64        // fdExhausted when the run began (fdbudget.go)
+	watch     backlogWatch // an open load above capacity (unstable.go)
 
 	mu                                                sync.Mutex
 	closed                                            bool

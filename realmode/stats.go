@@ -41,6 +41,7 @@ func (rt *runner) newRoot() *rootReq {
 		return nil
 	}
 	rt.counts.Generated++
+	rt.watchLocked(rt.counts.Generated)
 	if rt.live >= int64(rt.opt.MaxInFlight) {
 		// Counted under the same lock: were the run to end between the
 		// two, the shed request would stay in flight, not rejected.

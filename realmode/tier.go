@@ -189,7 +189,7 @@ func (t *tierRT) listen() error {
 	if err != nil {
 		return fmt.Errorf("realmode: tier %q: %w", t.spec.Name, err)
 	}
-	t.ln = ln
+	t.ln = fdListener{ln}
 	t.url = "http://" + ln.Addr().String() + "/"
 	t.srv = &http.Server{
 		Handler:  t,

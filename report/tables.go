@@ -85,6 +85,7 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	printUnstable(w, done)
 
 	if r.IsSweep() {
 		fmt.Fprintln(w)

@@ -40,6 +40,9 @@ type Aggregate struct {
 	Breakdown      Breakdown  `json:"breakdown_s"`
 	Events         uint64     `json:"events"`
 	CI             *Intervals `json:"ci,omitempty"`
+	// Unstable, if set, says that replications stopped unstable
+	// (Run.Unstable): the first one's outcome, and how many of them.
+	Unstable string `json:"unstable,omitempty"`
 
 	// Farms: every machine's counters and calls (Run.Replicas,
 	// ReplicaCalls) aggregated as Tiers and Calls are, and each farm's

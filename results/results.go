@@ -317,6 +317,10 @@ type Run struct {
 	Breakdown      Breakdown `json:"breakdown_s"`
 	Events         uint64    `json:"events"`
 	TraceHash      uint64    `json:"trace_hash"`
+	// Unstable, if set, says why the run stopped before its end: an open
+	// load above capacity made its backlog grow without bound
+	// (model.Stability).
+	Unstable string `json:"unstable,omitempty"`
 
 	// Farms (farm.go): Tiers and Calls hold their totals; these hold each
 	// machine, and each farm's balancer. Empty without farms.

@@ -131,6 +131,7 @@ func aggregateRuns(runs []*results.Run) results.Aggregate {
 		}
 	}
 	a.Latency.None = len(withLat) == 0
+	a.Unstable = results.UnstableOf(runs)
 	a.Tiers = aggregateTiers(runs)
 	a.Calls = aggregateCalls(runs)
 	if len(runs[0].Replicas) > 0 {

@@ -797,6 +797,9 @@ func (j *job) finish(o results.Outcome) {
 		t.cores.Release()
 		t.cpuOut()
 	}
+	if o == results.Completed && t.entry && j.Msg == model.MsgCall {
+		t.r.watch.served++
+	}
 	if o == results.Completed && t.r.measuring && j.Msg == model.MsgCall {
 		t.ends.Done(now.Sub(j.arrived), j.waited > 0)
 		if t.entry {

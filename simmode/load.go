@@ -211,6 +211,7 @@ func (u *user) OnEvent(e *sim.Engine, kind int32, arg any) {
 	}
 	l := u.l
 	l.generated++
+	l.r.generated(l.generated)
 	u.busy = true
 	u.root = l.r.newRoot()
 	c := l.r.newCall(&l.spec.Call, nil, nil, u, u.root)
@@ -232,6 +233,7 @@ func (u *user) callDone(c *call) {
 func (l *loadRT) openRequest() {
 	l.generated++
 	l.openLive++
+	l.r.generated(l.generated)
 	c := l.r.newCall(&l.spec.Call, nil, nil, nil, l.r.newRoot())
 	c.begin()
 }

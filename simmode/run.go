@@ -105,6 +105,7 @@ func runOnce(ctx context.Context, top *model.Topology, opt model.Options, warmup
 		return nil, &InterruptedError{At: r.e.Now(), Events: r.e.Events(), Err: ctx.Err()}
 	}
 	res = r.collect()
+	res.Unstable = r.unstable()
 	if !r.counts.Conserved() {
 		return res, fmt.Errorf("model: requests not conserved over the run: %+v", r.counts)
 	}
@@ -186,6 +187,8 @@ type runner struct {
 	factoryCaches []factoryCacheOf
 
 	lanes map[laneKey]*sim.Lane // fixed delays (fixedDelay)
+
+	watch backlogWatch // an open load above capacity (unstable.go)
 
 	// Free lists: requests, calls and roots are recycled so that a long
 	// run allocates nothing per request once warm (see release points).

@@ -59,7 +59,7 @@ func runFit(ctx context.Context, c *command, e *env, args []string) int {
 		opt.Progress = func(done, budget int, best float64) {
 			if done%10 == 0 {
 				e.mu.Lock()
-				fmt.Fprintf(e.stderr, "tsim fit: %d of %d evaluations, best χ² %.3g\n", done, budget, best)
+				fmt.Fprintf(e.stderr, "tsim fit: %d of %d evaluations, best Σ(residual/tolerance)² %.3g\n", done, budget, best)
 				e.mu.Unlock()
 			}
 		}
