@@ -124,9 +124,11 @@ func validatedSection(vv ValidatedVariant) *Section {
 			curves = append(curves, cv)
 		}
 	}
-	if c := cdfChart(nil, nil, curves); c != nil {
-		c.ID = prefix + "/cdf"
-		charts = append(charts, c)
+	if len(curves) > 0 { // cdfChart draws an experiment's scenarios without curves
+		if c := cdfChart(nil, nil, curves); c != nil {
+			c.ID = prefix + "/cdf"
+			charts = append(charts, c)
+		}
 	}
 	if len(charts) > 0 {
 		s.Add(Block{Sub: &Section{ID: prefix + "-latency", Title: "latency", Blocks: []Block{{Charts: &Grid{Columns: len(charts), Charts: charts}}}}})

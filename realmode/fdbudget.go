@@ -31,7 +31,7 @@ type fdBudget struct {
 func (b fdBudget) total() int { return b.listeners + 2*b.conns + b.process }
 
 func (b fdBudget) String() string {
-	return fmt.Sprintf("%d listeners, %d loopback connections at two each, %d for the process", b.listeners, b.conns, b.process)
+	return fmt.Sprintf("%s, %s at two each, %d for the process", plural(b.listeners, "listener"), plural(b.conns, "loopback connection"), b.process)
 }
 
 // fdProcess is what the process itself holds besides the run's sockets.
@@ -127,4 +127,11 @@ func (rt *runner) fdsRanOut() error {
 	b := rt.fdBudgetOf()
 	return fmt.Errorf("realmode: the run ran out of file descriptors (%d dials or accepts failed with EMFILE; the limit is %d, and it needed about %d: %s), so what it measured is not the model's: raise the limit with ulimit -n, or run fewer users",
 		n, cur, b.total(), b)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -172,6 +172,9 @@ func RunWithInfo(ctx context.Context, top *model.Topology, opt Options) (*result
 	rt.startAll()
 	intr := rt.drive(dctx)
 	unstable := intr != nil && ctx.Err() == nil && errors.Is(context.Cause(dctx), errUnstable)
+	if unstable {
+		rt.endUnstable()
+	}
 	res, err := rt.finish(intr)
 	if unstable {
 		intr, res.Unstable = nil, rt.watch.outcome

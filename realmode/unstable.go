@@ -47,6 +47,18 @@ func defaultMaxInFlight(top *model.Topology) int {
 	return n
 }
 
+// endUnstable ends the warm-up at the stop of an unstable run that
+// stopped before it ended: nothing is measured, and every request under
+// way is in flight at warm-up and at the end.
+func (rt *runner) endUnstable() {
+	if rt.measuring.Load() {
+		return
+	}
+	rt.warmAt = rt.clk.now()
+	rt.resetStats()
+	rt.warmup = rt.clk.toSim(rt.warmAt)
+}
+
 // watchLocked is newRoot's look at the backlog, with rt.mu held; n is the
 // requests generated so far.
 func (rt *runner) watchLocked(n int64) {

@@ -73,3 +73,21 @@ func TestStableOpenLoadNotFlagged(t *testing.T) {
 		t.Errorf("stopped at %.1f s: %q", res.Duration, res.Unstable)
 	}
 }
+
+// TestUnstableBeforeWarmup: stopped before its warm-up ends, the run's
+// warm-up ends at the stop, and the counts add up.
+func TestUnstableBeforeWarmup(t *testing.T) {
+	testStableBound = 200
+	defer func() { testStableBound = 0 }()
+	top := caseMMcAt(150)
+	top.Tiers[0].Cores = 1
+	top.Tiers[0].Steps[0] = cpuExp(10 * time.Millisecond)
+	top.Duration, top.Warmup = time.Minute, 50*time.Second
+	res, err := Run(context.Background(), top, Options{Seed: 1, TimeScale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unstable == "" || res.Warmup > res.Duration || res.Duration > 40 || !res.Requests.Conserved() {
+		t.Errorf("warm-up %.1f s, duration %.1f s, counts %+v, outcome %q", res.Warmup, res.Duration, res.Requests, res.Unstable)
+	}
+}

@@ -20,7 +20,7 @@ func Sane(r *results.Run) error {
 	switch {
 	case !(span > 0) || span > format.MaxDuration.Seconds():
 		return fmt.Errorf("duration_s is %v; a run lasts more than 0 and at most %v s", r.Duration, format.MaxDuration.Seconds())
-	case !(r.Warmup >= 0) || r.Warmup >= span:
+	case !(r.Warmup >= 0) || r.Warmup > span || r.Warmup == span && r.Unstable == "":
 		return fmt.Errorf("warmup_s is %v; it is at least 0 and less than duration_s (%v)", r.Warmup, span)
 	case !(r.FirstTimeout == -1 || r.FirstTimeout >= 0 && r.FirstTimeout <= span):
 		return fmt.Errorf("first_timeout_s is %v; it is −1 (none) or within the run", r.FirstTimeout)

@@ -41,6 +41,12 @@ func (r *runner) watchBacklog() {
 		}
 	}
 	if w.stab.Observe(b) {
+		if !r.measuring {
+			// The warm-up ends at the stop: nothing is measured, and every
+			// request under way is in flight at warm-up and at the end.
+			r.resetStats()
+			r.warmup = r.e.Now()
+		}
 		r.e.Stop()
 	}
 }

@@ -111,3 +111,23 @@ func TestStableLoadsAreNotFlagged(t *testing.T) {
 }
 
 func sscanf(s, f string, a ...any) (int, error) { return fmt.Sscanf(s, f, a...) }
+
+// TestUnstableBeforeWarmup: a run that becomes unstable before its
+// warm-up ends stops all the same; the warm-up ends at the stop, so
+// nothing is measured and every request still under way is in flight at
+// both ends of the (empty) measured period: the counts add up.
+func TestUnstableBeforeWarmup(t *testing.T) {
+	top := mm1(1.5)
+	top.Warmup = 2 * time.Hour
+	res, err := Run(top, model.Options{Seed: 1, NoSeries: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Requests
+	if res.Unstable == "" || res.Warmup != res.Duration || res.Duration > 8000 {
+		t.Fatalf("warm-up %.0f s, duration %.0f s, outcome %q: want a stop before the 7,200 s warm-up, which ends there", res.Warmup, res.Duration, res.Unstable)
+	}
+	if !c.Conserved() || c.Generated != 0 || c.InFlightAtWarmup != c.InFlight || res.GoodputPerS != 0 {
+		t.Errorf("counts %+v, goodput %v: want nothing measured, every request in flight", c, res.GoodputPerS)
+	}
+}
