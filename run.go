@@ -136,6 +136,11 @@ type Result struct {
 	// runs are each finished scenario's replications, without their time
 	// series and latency points, for Check (a Result of Run only).
 	runs map[int][]*results.Run
+	// Notes are what Run could not add to the result, each naming the
+	// experiment: a measurement (Options.Measured) a sweep has no run to
+	// compare with, a USL fit that failed. RunAll hands them on as
+	// Finished.Warnings.
+	Notes []string
 }
 
 // Run runs every scenario of e the experiment's number of times and
@@ -167,7 +172,7 @@ func Run(ctx context.Context, e *Experiment, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res := agg.Result()
-	r := &Result{Experiment: res, path: p.Path, runs: keep.runs}
+	r := &Result{Experiment: res, path: p.Path, runs: keep.runs, Notes: attach(p, res, opt)}
 	if out != nil && res.Finished > 0 {
 		if _, _, err := r.WriteFiles(out, opt.Outputs); err != nil {
 			return r, fmt.Errorf("%s: writing results: %w", e.Path(), err)
@@ -181,6 +186,26 @@ func Run(ctx context.Context, e *Experiment, opt Options) (*Result, error) {
 		return r, fmt.Errorf("%s: %w", runner.DescribeMissing(p, res), cause)
 	}
 	return r, nil
+}
+
+// attach adds to a finished result what Run and RunAll add to every one:
+// the load test's measurement (opt.Measured) to compare with, and for a
+// sweep over a concurrency-like key the USL fitted to its throughput (for
+// the tables, usl.png, report.html and summary.json). It returns what it
+// could not do, each line naming the experiment.
+func attach(p *runner.Plan, res *results.Experiment, opt Options) []string {
+	if res == nil || res.Finished == 0 {
+		return nil
+	}
+	var notes []string
+	if opt.Measured != nil && opt.Measured.r.Attach(res) == 0 {
+		notes = append(notes, fmt.Sprintf("%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep",
+			p.Path, opt.Measured.r.File))
+	}
+	for _, s := range analysis.AttachUSL(res) {
+		notes = append(notes, p.Path+": "+s)
+	}
+	return notes
 }
 
 // keeper is the sink of Run: the aggregator, and each replication's
@@ -409,17 +434,7 @@ func RunAll(ctx context.Context, exps []*Experiment, opt Options, each func(*Fin
 				return false
 			}
 			f := &Finished{Experiment: byPlan[p], plan: p}
-			if res != nil && res.Finished > 0 && opt.Measured != nil && opt.Measured.r.Attach(res) == 0 {
-				f.Warnings = append(f.Warnings, fmt.Sprintf("%s: a sweep keeps no run to compare with %s: --measured compares the variants of an experiment without a sweep",
-					p.Path, opt.Measured.r.File))
-			}
-			if res != nil && res.Finished > 0 {
-				// A sweep over a concurrency-like key: the USL fitted to
-				// its throughput, for the tables, usl.png and summary.json.
-				for _, s := range analysis.AttachUSL(res) {
-					f.Warnings = append(f.Warnings, p.Path+": "+s)
-				}
-			}
+			f.Warnings = append(f.Warnings, attach(p, res, opt)...)
 			if res != nil {
 				f.Result = &Result{Experiment: res, path: p.Path}
 				if !res.Complete() {
