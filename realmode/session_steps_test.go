@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/model/modeltest"
+	"github.com/tsim-dev/tsim/results"
 )
 
 // Sessions over HTTP for real: the pending-session quota, whose table
@@ -33,8 +34,24 @@ func TestRealNegotiationPendingQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := r.Requests
-	if q.Completed+q.Failed != 4 || q.Failed < 1 || q.Completed < 1 {
-		t.Errorf("requests %+v: want 4 ended, ≥ 1 failed (SecurityNegotiationException), ≥ 1 completed", q)
+	// The four sent at t0 (a request starts at its end less its latency);
+	// on a busy machine a user whose request failed at once may send
+	// another before it leaves, half a t0 later (measured at a load
+	// average of 25: two more), which is accounted for but not judged.
+	var ended, failed, completed int
+	for _, p := range r.Points {
+		if p.T-p.Latency > (t0 + t0/2).Seconds() {
+			continue
+		}
+		ended++
+		switch p.Outcome {
+		case results.Failed:
+			failed++
+		case results.Completed:
+			completed++
+		}
+	}
+	if q := r.Requests; !q.Conserved() || ended != 4 || failed < 1 || completed < 1 || failed+completed != 4 {
+		t.Errorf("requests %+v; of the four sent at t0, %d ended, %d failed, %d completed: want 4 ended, ≥ 1 failed (SecurityNegotiationException), ≥ 1 completed", q, ended, failed, completed)
 	}
 }

@@ -21,43 +21,6 @@ func factoryTop(users, n int, p model.Proxy) *model.Topology {
 	return burst(users, 0, tier("fe", steps...), tier("be", wait(time.Second)))
 }
 
-func TestFactoryCacheSteps(t *testing.T) {
-	for _, c := range []struct {
-		name                string
-		users, calls        int
-		p                   model.Proxy
-		want                string
-		built, hits, purged int64
-	}{
-		// .NET 3.0: every proxy builds its factory: 2 s a call.
-		{"3.0", 1, 2, model.Proxy{}, "4", 2, 0, 0},
-		// 3.5: the first builds and adds it, the second finds it.
-		{"3.5", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize}, "3", 1, 1, 0},
-		// Three users at once: all three miss (none is added before its
-		// channel exists), their second calls hit.
-		{"3.5, three at once", 3, 2, model.Proxy{FactoryCache: model.FactoryCacheSize}, "3 3 3", 3, 3, 0},
-		{"Binding constructor", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize, Construction: model.ConstructBinding}, "4", 2, 0, 0},
-		{"touched", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize, Construction: model.ConstructTouched}, "4", 2, 0, 0},
-		// Approach 2 on 3.0: the application's factory, built once.
-		{"own ChannelFactory on 3.0", 1, 3, model.Proxy{Construction: model.ConstructChannelFactory}, "4", 1, 2, 0},
-		// A cache of 2, round-robin over 2 endpoints: two misses, then hits
-		// (6 calls: 2+2+1+1+1+1 s).
-		{"2 endpoints fit", 1, 6, model.Proxy{FactoryCache: 2, Endpoints: 2, Pick: model.PickRoundRobin}, "8", 2, 4, 0},
-		// Over 3 endpoints each add purges the one asked for next: every
-		// call misses (12 s); the 3rd to 6th adds purge.
-		{"3 endpoints thrash", 1, 6, model.Proxy{FactoryCache: 2, Endpoints: 3, Pick: model.PickRoundRobin}, "12", 6, 0, 4},
-	} {
-		got, res := outcomes(t, factoryTop(c.users, c.calls, c.p))
-		expect(t, c.name, got, c.want)
-		cs := res.Calls[1]
-		if cs.FactoriesBuilt != c.built || cs.FactoryHits != c.hits || cs.FactoriesPurged != c.purged ||
-			cs.Proxies != int64(c.users*c.calls) {
-			t.Errorf("%s: proxies %d, built %d, hits %d, purged %d; want %d, %d, %d, %d", c.name,
-				cs.Proxies, cs.FactoriesBuilt, cs.FactoryHits, cs.FactoriesPurged, c.users*c.calls, c.built, c.hits, c.purged)
-		}
-	}
-}
-
 func TestFactoryCacheSharedBySites(t *testing.T) {
 	// Two call sites of one front end to one service share its cache: the
 	// second site's first proxy finds the first site's factory (1+1+1 s).

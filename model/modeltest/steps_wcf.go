@@ -291,3 +291,52 @@ func oneWayASPNet(oneWay bool, want string) StepTable {
 		},
 	}
 }
+
+// factoryTables: a front end whose one request makes its calls in turn
+// through one call site, a new proxy each; a ChannelFactory takes 1 s of
+// the front end's CPU, the service 1 s (model's factorycache.go).
+var factoryTables = []StepTable{
+	// .NET 3.0: every proxy builds its factory: 2 s a call.
+	factoryCache("3.0", 1, 2, model.Proxy{}, "4", 2, 0, 0),
+	// 3.5: the first builds and adds it, the second finds it.
+	factoryCache("3.5", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize}, "3", 1, 1, 0),
+	// Three users at once: all three miss (none is added before its
+	// channel exists), their second calls hit.
+	factoryCache("3.5, three at once", 3, 2, model.Proxy{FactoryCache: model.FactoryCacheSize}, "3 3 3", 3, 3, 0),
+	factoryCache("Binding constructor", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize, Construction: model.ConstructBinding}, "4", 2, 0, 0),
+	factoryCache("touched", 1, 2, model.Proxy{FactoryCache: model.FactoryCacheSize, Construction: model.ConstructTouched}, "4", 2, 0, 0),
+	// Approach 2 on 3.0: the application's factory, built once.
+	factoryCache("own ChannelFactory on 3.0", 1, 3, model.Proxy{Construction: model.ConstructChannelFactory}, "4", 1, 2, 0),
+	// A cache of 2, round-robin over 2 endpoints: two misses, then hits
+	// (6 calls: 2+2+1+1+1+1 s).
+	factoryCache("2 endpoints fit", 1, 6, model.Proxy{FactoryCache: 2, Endpoints: 2, Pick: model.PickRoundRobin}, "8", 2, 4, 0),
+	// Over 3 endpoints each add purges the one asked for next: every call
+	// misses (12 s); the 3rd to 6th adds purge.
+	factoryCache("3 endpoints thrash", 1, 6, model.Proxy{FactoryCache: 2, Endpoints: 3, Pick: model.PickRoundRobin}, "12", 6, 0, 4),
+}
+
+func factoryCache(name string, users, calls int, p model.Proxy, want string, built, hits, purged int64) StepTable {
+	return StepTable{
+		Name: "FactoryCache/" + name,
+		Top: func() *model.Topology {
+			p := p
+			p.Kind = model.ProxyPerCall
+			p.FactoryCost = Const(time.Second)
+			c := &model.Call{Target: 1, Proxy: p}
+			var steps []model.Step
+			for range calls {
+				steps = append(steps, model.Step{Kind: model.StepCall, Call: c})
+			}
+			return Burst(users, 0, time.Duration(calls*2+2)*time.Second, Tier("fe", 8, steps...), Tier("be", 8, Wait(time.Second)))
+		},
+		Want: want,
+		Check: func(r *results.Run, _ float64) (out []string) {
+			cs := r.Calls[1]
+			if cs.FactoriesBuilt != built || cs.FactoryHits != hits || cs.FactoriesPurged != purged || cs.Proxies != int64(users*calls) {
+				errorf(&out, "proxies %d, built %d, hits %d, purged %d; want %d, %d, %d, %d",
+					cs.Proxies, cs.FactoriesBuilt, cs.FactoryHits, cs.FactoriesPurged, users*calls, built, hits, purged)
+			}
+			return out
+		},
+	}
+}
