@@ -31,20 +31,12 @@ type contRT struct {
 	t    *tierRT
 	spec *model.Contention
 
-	mu            sync.Mutex
-	gc            model.GCState
-	paused        time.Duration // every pause started, simulated
-	frozenUntil   time.Duration // real instant the last pause ends
-	pausedAtReset time.Duration
-	gen0AtReset   int64
-	gen2AtReset   int64
-	oom           int64
-	committedMax  int64
-	handoff       time.Duration
-	bookkeeping   time.Duration
-	switchLost    float64 // simulated core-ns
-	pagingLost    float64
-	fm            float64 // memory's factor now
+	mu          sync.Mutex
+	gc          model.GCState
+	paused      time.Duration          // every pause started, simulated
+	frozenUntil time.Duration          // real instant the last pause ends
+	period      model.ContentionPeriod // the measured period's figures (simulated core-ns)
+	fm          float64                // memory's factor now
 }
 
 func newContRT(t *tierRT) *contRT {
@@ -76,8 +68,8 @@ func (c *contRT) memChanged() {
 	m := c.committed()
 	f := c.spec.Memory.Slowdown(m)
 	c.mu.Lock()
-	if c.t.rt.measuring.Load() && m > c.committedMax {
-		c.committedMax = m
+	if c.t.rt.measuring.Load() && m > c.period.CommittedMax {
+		c.period.CommittedMax = m
 	}
 	c.fm = f
 	c.mu.Unlock()
@@ -105,8 +97,8 @@ func (c *contRT) demand(ctx context.Context, d time.Duration) (time.Duration, er
 	c.mu.Lock()
 	fm, until := c.fm, c.frozenUntil
 	if t.rt.measuring.Load() {
-		c.switchLost += float64(d) * (fs - 1)
-		c.pagingLost += float64(d) * fs * (fm - 1)
+		c.period.SwitchLost += float64(d) * (fs - 1)
+		c.period.PagingLost += float64(d) * fs * (fm - 1)
 	}
 	c.mu.Unlock()
 	if t.ps != nil {
@@ -159,7 +151,7 @@ func (c *contRT) fails() bool {
 	}
 	if c.t.rt.measuring.Load() {
 		c.mu.Lock()
-		c.oom++
+		c.period.OOM++
 		c.mu.Unlock()
 	}
 	return true
@@ -172,7 +164,7 @@ func (c *contRT) contend(j *job, ph model.Phase, n *model.Need) {
 	a := c.t.spec.Contend(ph, &j.Req, n, int(c.t.lv[model.LvOutstanding].value()))
 	if extra := n.CPU - cpu; extra > 0 && c.t.rt.measuring.Load() {
 		c.mu.Lock()
-		c.bookkeeping += extra
+		c.period.Bookkeeping += extra
 		c.mu.Unlock()
 	}
 	c.allocate(a)
@@ -210,7 +202,7 @@ func (j *job) handoff(res model.Res, si int) error {
 	}
 	if t.rt.measuring.Load() {
 		c.mu.Lock()
-		c.handoff += d
+		c.period.Handoff += d
 		c.mu.Unlock()
 	}
 	t0 := t.rt.clk.now()
@@ -222,34 +214,17 @@ func (j *job) handoff(res model.Res, si int) error {
 func (c *contRT) reset(now time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pausedAtReset = c.elapsedPause(now)
-	c.gen0AtReset, c.gen2AtReset = c.gc.Collections, c.gc.Full
-	c.oom, c.handoff, c.bookkeeping, c.switchLost, c.pagingLost = 0, 0, 0, 0, 0
-	c.committedMax = 0
+	committed := int64(0)
 	if c.spec.Memory.On() {
-		c.committedMax = c.committed()
+		committed = c.committed()
 	}
+	c.period.Reset(c.elapsedPause(now), &c.gc, committed)
 }
 
-// fill writes what the mechanisms cost over the measured span (simulated
-// seconds) into r.
-func (c *contRT) fill(r *results.Tier, now time.Duration, span float64) {
+// fill writes what the mechanisms cost over the measured span (simulated)
+// into r (model.ContentionPeriod).
+func (c *contRT) fill(r *results.Tier, now, span time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	capacity := span * 1e9 * float64(c.t.spec.Cores)
-	if span > 0 {
-		r.GCTimePercent = 100 * (c.elapsedPause(now) - c.pausedAtReset).Seconds() / span
-	}
-	r.Gen0Collections = c.gc.Collections - c.gen0AtReset
-	r.Gen2Collections = c.gc.Full - c.gen2AtReset
-	r.OutOfMemory = c.oom
-	r.CommittedMaxMB = float64(c.committedMax) / (1 << 20)
-	if capacity > 0 {
-		r.SwitchCPUShare = c.switchLost / capacity
-		r.PagingCPUShare = c.pagingLost / capacity
-		r.BookkeepingCPUShare = float64(c.bookkeeping) / capacity
-	}
-	if span > 0 {
-		r.LockHandoffShare = c.handoff.Seconds() / span
-	}
+	c.period.Fill(r, c.elapsedPause(now), &c.gc, span, c.t.spec.Cores)
 }

@@ -257,7 +257,7 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	}
 	r := model.TierResult(t.spec, func(k model.Lv) (float64, float64) { return t.lv[k].stats(now) }, &t.counts, perS, &t.ends)
 	if t.cont != nil {
-		t.cont.fill(&r, now, t.rt.clk.simSeconds(now-t.rt.warmAt))
+		t.cont.fill(&r, now, t.rt.clk.toSim(now-t.rt.warmAt))
 	}
 	return r
 }

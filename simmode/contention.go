@@ -34,20 +34,12 @@ type contRT struct {
 	gc model.GCState
 	// paused is every pause ever started; the part still to come is the
 	// CPU's freeze beyond now.
-	paused        time.Duration
-	pausedAtReset time.Duration
-	gen0AtReset   int64
-	gen2AtReset   int64
-	oom           int64
-	committedMax  int64
-	handoff       time.Duration // measured
-	bookkeeping   time.Duration // measured
-	switchLost    float64       // core-ns lost to switching, measured
-	pagingLost    float64       // core-ns lost to paging, measured
-	last          sim.Time
-	n             int     // demands in service
-	fs, fm        float64 // the scheduler's and memory's factors now
-	slows         bool    // the CPU is slowed (scheduler or paging on)
+	paused time.Duration
+	period model.ContentionPeriod // the measured period's figures
+	last   sim.Time
+	n      int     // demands in service
+	fs, fm float64 // the scheduler's and memory's factors now
+	slows  bool    // the CPU is slowed (scheduler or paging on)
 }
 
 func newContRT(t *tierRT) *contRT {
@@ -83,8 +75,8 @@ func (c *contRT) memChanged() {
 		return
 	}
 	m := c.committed()
-	if c.t.r.measuring && m > c.committedMax {
-		c.committedMax = m
+	if c.t.r.measuring && m > c.period.CommittedMax {
+		c.period.CommittedMax = m
 	}
 	if c.slows && c.t.cores == nil {
 		c.account(c.t.r.e.Now())
@@ -106,8 +98,8 @@ func (c *contRT) account(now sim.Time) {
 		}
 	}
 	busy := float64(min(c.n, c.t.spec.Cores)) * dt
-	c.switchLost += busy * (1 - 1/c.fs)
-	c.pagingLost += busy * (1/c.fs - 1/(c.fs*c.fm))
+	c.period.SwitchLost += busy * (1 - 1/c.fs)
+	c.period.PagingLost += busy * (1/c.fs - 1/(c.fs*c.fm))
 }
 
 // retune sets the CPU's slowdown from the demands in service and memory.
@@ -149,36 +141,20 @@ func (c *contRT) fails() bool {
 	return m.Fails(c.committed() + c.t.spec.MemoryPerRequest)
 }
 
+// reset starts the measured period (model.ContentionPeriod).
 func (c *contRT) reset(now sim.Time) {
 	c.account(now)
-	c.pausedAtReset = c.elapsedPause(now)
-	c.gen0AtReset, c.gen2AtReset = c.gc.Collections, c.gc.Full
-	c.oom, c.handoff, c.bookkeeping, c.switchLost, c.pagingLost = 0, 0, 0, 0, 0
-	c.committedMax = 0
+	committed := int64(0)
 	if c.spec.Memory.On() {
-		c.committedMax = c.committed()
+		committed = c.committed()
 	}
+	c.period.Reset(c.elapsedPause(now), &c.gc, committed)
 }
 
 // fill writes what the mechanisms cost over the measured span into r.
 func (c *contRT) fill(r *results.Tier, now sim.Time, span time.Duration) {
 	c.account(now)
-	capacity := float64(span) * float64(c.t.spec.Cores)
-	if span > 0 {
-		r.GCTimePercent = 100 * float64(c.elapsedPause(now)-c.pausedAtReset) / float64(span)
-	}
-	r.Gen0Collections = c.gc.Collections - c.gen0AtReset
-	r.Gen2Collections = c.gc.Full - c.gen2AtReset
-	r.OutOfMemory = c.oom
-	r.CommittedMaxMB = float64(c.committedMax) / (1 << 20)
-	if capacity > 0 {
-		r.SwitchCPUShare = c.switchLost / capacity
-		r.PagingCPUShare = c.pagingLost / capacity
-		r.BookkeepingCPUShare = float64(c.bookkeeping) / capacity
-	}
-	if span > 0 {
-		r.LockHandoffShare = float64(c.handoff) / float64(span)
-	}
+	c.period.Fill(r, c.elapsedPause(now), &c.gc, span, c.t.spec.Cores)
 }
 
 // contend adds what the mechanisms ask at the job's phase to n
@@ -188,7 +164,7 @@ func (c *contRT) contend(j *job, n *model.Need) {
 	cpu := n.CPU
 	a := t.spec.Contend(j.phaseOf(), &j.Req, n, int(t.lv[model.LvOutstanding].Value()))
 	if t.r.measuring {
-		c.bookkeeping += n.CPU - cpu
+		c.period.Bookkeeping += n.CPU - cpu
 	}
 	c.allocate(a)
 }
@@ -222,7 +198,7 @@ func (j *job) handoff(n model.Need) bool {
 		return false
 	}
 	if t.r.measuring {
-		t.cont.handoff += d
+		t.cont.period.Handoff += d
 	}
 	j.handedOff = true
 	j.phaseAt = t.r.e.Now()

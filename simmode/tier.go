@@ -241,7 +241,7 @@ func (t *tierRT) arrive(j *job) {
 		// OutOfMemoryException: the process cannot commit the request's
 		// memory (model.Memory); it fails before it holds anything.
 		if t.r.measuring {
-			t.cont.oom++
+			t.cont.period.OOM++
 		}
 		j.finish(results.Failed)
 		return
