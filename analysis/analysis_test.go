@@ -255,3 +255,30 @@ cores = 8
 		t.Errorf("explain of a run whose every request times out:\n%s", out)
 	}
 }
+
+// When a contention mechanism dominates, explain says what helps against
+// it and marks the bounds' change as the bounds' alone: on the lock-convoy
+// story, more cores (what the bounds propose) only lengthen the convoy.
+func TestExplainDominantMechanismRemedy(t *testing.T) {
+	const path = "../experiments/trace-lock-convoy.toml"
+	l, err := input.Load(path, input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Explain(context.Background(), l.X, ExplainOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Variants) != 2 {
+		t.Fatalf("%d variants, want release and tracing-in-hot-path", len(ex.Variants))
+	}
+	release, tracing := ex.Variants[0].Diagnosis, ex.Variants[1].Diagnosis
+	for _, want := range []string{"a lock convoy dominates", "Against it: hold the lock for less time", "Smallest change by the bounds alone, which do not see it: raise the cores"} {
+		if !strings.Contains(tracing, want) {
+			t.Errorf("tracing-in-hot-path's diagnosis lacks %q:\n%s", want, tracing)
+		}
+	}
+	if strings.Contains(release, "Against it") || strings.Contains(release, "dominates") {
+		t.Errorf("release (no lock contended) names a mechanism:\n%s", release)
+	}
+}

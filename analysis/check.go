@@ -34,7 +34,7 @@ const (
 	memPerMachine = 160 << 10 // a tier on one machine (a farm's each): its pools, throttles, counters, connection pools
 	memPerUser    = 640       // a closed load's user
 	memPerJob     = 1280      // a request at one tier (queued or running; an orphan too)
-	memPerLane    = 72        // a permitted connection of a per-connection pool, per calling machine (allocated up front)
+	memPerLane    = 72        // a connection of a per-connection pool in use, per calling machine (made as used)
 	memPerSample  = 64        // one time-series sample of one tier or call
 	memReporting  = 64 << 20  // writing the outputs (a picture's pixels)
 )
@@ -74,15 +74,22 @@ type Overload struct {
 	// which queue.
 	Queue     float64
 	QueueName string
+	// Stop is the most requests under way before the run stops unstable
+	// (twice model.StabilityBound): the simulator keeps no more.
+	Stop float64
 }
 
 // Kept is the most requests of the overload the run keeps at once: its
 // backlog, or the entry's bounded queues when they refuse the rest.
 func (o Overload) Kept() float64 {
+	kept := o.Backlog
 	if o.Queue > 0 {
-		return math.Min(o.Backlog, o.Queue)
+		kept = math.Min(kept, o.Queue)
 	}
-	return o.Backlog
+	if o.Stop > 0 {
+		kept = math.Min(kept, o.Stop)
+	}
+	return kept
 }
 
 // CheckResult is Check's answer.
@@ -181,6 +188,9 @@ func (o Overload) String() string {
 	if o.Closed {
 		s += " (given-up requests go on as orphans)"
 	}
+	if o.Stop > 0 && o.Backlog > o.Stop {
+		s += fmt.Sprintf(", until %s are under way and the run stops unstable", fmtMany(o.Stop))
+	}
 	return s
 }
 
@@ -219,6 +229,7 @@ func overload(top *model.Topology, a model.Analysis) (Overload, bool) {
 	}
 	o.Backlog, o.Seconds = excess(arrivals, o.Capacity, top.Duration)
 	o.Queue, o.QueueName = entryQueues(top)
+	o.Stop = 2 * float64(model.StabilityBound(top))
 	return o, o.Seconds > 0
 }
 
@@ -286,7 +297,7 @@ func (m memory) most() string {
 		{m.machines, fmt.Sprintf("the %s machines' pools, throttles and counters", fmtMany(m.nMachines))},
 		{m.users, fmt.Sprintf("the %s users", fmtMany(m.nUsers))},
 		{m.jobs, fmt.Sprintf("the %s requests under way at once", fmtMany(m.nJobs))},
-		{m.lanes, fmt.Sprintf("the %s connections the pools permit, each allocated up front (lower the connection limits)", fmtMany(m.nLanes))},
+		{m.lanes, fmt.Sprintf("the %s connections the per-connection pools open", fmtMany(m.nLanes))},
 		{m.series, fmt.Sprintf("the time series, %s samples (a longer sample_every)", fmtMany(m.nSamples))},
 	}
 	if m.backlog {
@@ -305,17 +316,19 @@ func (m memory) most() string {
 // machines, users and the requests under way at once (Little's law at the
 // bound: a closed load's users not thinking, N − X·Z with X = min(X_max,
 // N/(D+Z)); an open load's λ·D; plus the backlog of an overload), each
-// holding a job at every tier it visits; the connection pools allocated
-// for their limits; the time series.
+// holding a job at every tier it visits; the connections of
+// per-connection pools they open (up to each pool's limit, made as they
+// are used); the time series.
 func runMemory(top *model.Topology, a model.Analysis, backlog float64) memory {
 	m := memory{fixed: memPerRun, nMachines: float64(len(top.Tiers))}
 	// Jobs per request: its entry, and one per call it makes, counted on
 	// one machine of each farm (a request visits one of them) — an upper
 	// estimate of those held at once.
 	jobs, calls := 1.0, 0.0
+	var pools []*model.Call // per-connection pools, one per calling machine
 	pool := func(c *model.Call) {
-		if l := c.Conn.Limit; l > 0 {
-			m.nLanes += float64(l) * float64(hostsOf(c))
+		if c.Conn.Limit > 0 && c.Conn.PerConnection {
+			pools = append(pools, c)
 		}
 	}
 	pool(&top.Load.Call)
@@ -347,6 +360,9 @@ func runMemory(top *model.Topology, a model.Analysis, backlog float64) memory {
 	}
 	if top.SampleEvery > 0 {
 		m.nSamples = float64(top.Duration/top.SampleEvery+1) * (1 + m.nMachines + calls)
+	}
+	for _, c := range pools {
+		m.nLanes += math.Min(float64(c.Conn.Limit), math.Ceil(inFlight+backlog)) * float64(hostsOf(c))
 	}
 	m.nJobs, m.backlog = (inFlight+backlog)*jobs, backlog > inFlight
 	m.machines, m.users, m.jobs = m.nMachines*memPerMachine, m.nUsers*memPerUser, m.nJobs*memPerJob

@@ -8,15 +8,20 @@ import "github.com/tsim-dev/tsim/results"
 // mechanism off has all of them 0, and explain says nothing of them.
 func init() {
 	RegisterMechanism(Mechanism{Name: "context switching", Of: "of the CPU lost to it",
-		Share: largest(func(t *results.Tier) float64 { return t.SwitchCPUShare })})
+		Remedy: "fewer runnable threads per core — a lower maxConcurrentCalls or thread-pool maximum, or asynchronous handlers that give their thread back; more threads only add switches",
+		Share:  largest(func(t *results.Tier) float64 { return t.SwitchCPUShare })})
 	RegisterMechanism(Mechanism{Name: "per-call bookkeeping", Of: "of the CPU spent on it",
-		Share: largest(func(t *results.Tier) float64 { return t.BookkeepingCPUShare })})
+		Remedy: "fewer calls outstanding at once — a lower throttle in front of the service; raising a limit lengthens every call's bookkeeping",
+		Share:  largest(func(t *results.Tier) float64 { return t.BookkeepingCPUShare })})
 	RegisterMechanism(Mechanism{Name: "garbage collection", Of: "of the time paused in it (% Time in GC)",
-		Share: largest(func(t *results.Tier) float64 { return t.GCTimePercent / 100 })})
+		Remedy: "fewer allocations per request, server GC (gcServer) on a multi-core machine, or fewer requests holding memory at once",
+		Share:  largest(func(t *results.Tier) float64 { return t.GCTimePercent / 100 })})
 	RegisterMechanism(Mechanism{Name: "paging", Of: "of the CPU lost to it",
-		Share: largest(func(t *results.Tier) float64 { return t.PagingCPUShare })})
+		Remedy: "less memory committed at once — a throttle that keeps the concurrent requests' memory within the machine's, asynchronous handlers instead of blocked threads and their stacks — or more memory",
+		Share:  largest(func(t *results.Tier) float64 { return t.PagingCPUShare })})
 	RegisterMechanism(Mechanism{Name: "a lock convoy", Of: "of the time a lock stood idle, handed to a waking thread",
-		Share: largest(func(t *results.Tier) float64 { return t.LockHandoffShare })})
+		Remedy: "hold the lock for less time or split it; more cores or a higher limit only lengthen the convoy",
+		Share:  largest(func(t *results.Tier) float64 { return t.LockHandoffShare })})
 }
 
 // largest is a share of a run: the largest of f over its tiers, in [0, 1].

@@ -483,14 +483,22 @@ func diagnose(w io.Writer, v *Variant) {
 		idle = " — idle: the requests wait, they do not work"
 	}
 	para(w, "CPU: %s%s.", strings.Join(cpu, ", "), idle)
+	dominated := false
 	if m, share, ok := Dominant(r); ok {
 		// The contention mechanisms (mechanism.go, contention.go); all 0
 		// when they are off.
 		para(w, "Of what grows with concurrency, %s dominates: %s %s.", m.Name, report.FmtPercent(share), m.Of)
+		if dominated = share >= Dominating && m.Remedy != ""; dominated {
+			para(w, "Against it: %s.", m.Remedy)
+		}
 	}
 
 	if ch := v.Change; ch.Text != "" {
-		if a.Saturated {
+		if a.Saturated && dominated {
+			// The bounds know demands and limits, not what grows with
+			// concurrency: their change may feed the mechanism.
+			para(w, "Smallest change by the bounds alone, which do not see it: %s", ch.Text)
+		} else if a.Saturated {
 			para(w, "Smallest change: %s", ch.Text)
 		} else if r.TimeoutRate > 0 || r.RejectRate > 0 {
 			// The bounds are means over the run; requests that time out or

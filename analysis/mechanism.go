@@ -25,7 +25,15 @@ type Mechanism struct {
 	Of string
 	// Share is the share, in [0, 1], the mechanism took in run r.
 	Share func(r *results.Run) float64
+	// Remedy is what a person changes when it dominates, as explain
+	// writes it after "Against it: ".
+	Remedy string
 }
+
+// Dominating is the share from which explain says a mechanism decides
+// what helps: the operational-law bounds do not see it, so their smallest
+// change is then "by the bounds alone" and may not help at all.
+const Dominating = 0.2
 
 // Mechanisms are the contention mechanisms explain weighs, in the order
 // they were registered (RegisterMechanism): contention.go's five.

@@ -185,3 +185,42 @@ func TestTraceLockConvoy(t *testing.T) {
 		t.Errorf("tracing: dominant mechanism %q (%.0f%%), want the lock convoy, ≥ 50%%", m.Name, 100*share)
 	}
 }
+
+// TestSyncThousandsOfThreads: "WCF Request Throttling and Server
+// Scalability" (Dong, 2008): several thousand slow requests on as many
+// ASP.NET worker threads, "Each thread would hold a fair amount of system
+// resource, i.e., memory. It would cause the service to be very slow to
+// respond" (no figure: shape only). With the memory mechanism the 3,000
+// threads' stacks do not fit, the process pages and the calls take
+// several times their ~10 s; without it (what tsim showed before) and
+// with the asynchronous module every call takes its ~10 s.
+func TestSyncThousandsOfThreads(t *testing.T) {
+	runs := runStory(t, "sync-thousands-of-threads.toml", 0)
+	sync, off, async := runs["sync-module"], runs["sync-module-memory-off"], runs["async-module"]
+	for name, r := range runs {
+		if !r.Requests.Conserved() {
+			t.Fatalf("%s: counts do not add up: %+v", name, r.Requests)
+		}
+	}
+	s, a := tierOf(t, sync, "svc"), tierOf(t, async, "svc")
+	t.Logf("sync-module: %.1f calls/s, %.1f s a call, %.0f MB committed, %.0f%% of the CPU lost to paging; memory off: %.1f/s, %.1f s; async: %.1f/s, %.1f s, %.0f MB",
+		sync.ThroughputPerS, sync.Latency.Mean, s.CommittedMaxMB, 100*s.PagingCPUShare, off.ThroughputPerS, off.Latency.Mean, async.ThroughputPerS, async.Latency.Mean, a.CommittedMaxMB)
+	// Fine without the mechanism, and with the asynchronous module: every
+	// call in its ~10 s.
+	for name, r := range map[string]*results.Run{"sync-module-memory-off": off, "async-module": async} {
+		if m := r.Latency.Mean; m < 9 || m > 11 {
+			t.Errorf("%s: %.1f s a call, want the partner's ~10 s", name, m)
+		}
+	}
+	// "Very slow to respond": the stacks past the memory, paging, and
+	// calls at least three times as long.
+	if s.CommittedMaxMB < 3000 || a.CommittedMaxMB > 2048 || s.PagingCPUShare < 0.5 {
+		t.Errorf("committed %.0f MB (sync), %.0f MB (async) against 2,048; paging %.0f%%: want the sync module's stacks past the limit, the async module's under it", s.CommittedMaxMB, a.CommittedMaxMB, 100*s.PagingCPUShare)
+	}
+	if sync.Latency.Mean < 3*off.Latency.Mean || sync.ThroughputPerS > off.ThroughputPerS/3 {
+		t.Errorf("sync-module: %.1f s a call, %.1f/s; want ≥ 3× the %.1f s and ≤ a third of the %.1f/s without the memory mechanism", sync.Latency.Mean, sync.ThroughputPerS, off.Latency.Mean, off.ThroughputPerS)
+	}
+	if m, _, ok := analysis.Dominant(sync); !ok || m.Name != "paging" {
+		t.Errorf("sync-module: the dominant mechanism is %q, want paging", m.Name)
+	}
+}

@@ -20,6 +20,7 @@ import (
 // concurrency on both tiers, much higher CPU on both, higher throughput and
 // no timeouts.
 func TestCrackIncident(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	got := scoreSpec(t, "crack-incident.fit")
 	verdicts(t, got, map[string]string{
 		"FE Requests Executing":                    fit.Reproduced,
@@ -93,6 +94,7 @@ func TestCrackIncident(t *testing.T) {
 // System.Diagnostics.Trace against TraceSource): its fit's figures, the
 // slowest test predicted, the 36 s contradicted.
 func TestHiddenCPUCostsFit(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	verdicts(t, scoreSpec(t, "hidden-cpu-costs.fit"), map[string]string{
 		"test time (ms)":                        fit.Reproduced,
 		"tests/s at 200 users":                  fit.Reproduced,
@@ -107,6 +109,7 @@ func TestHiddenCPUCostsFit(t *testing.T) {
 // wsHttp tests of the run predicted; both wsHttp variants take the fitted
 // session CPU.
 func TestWsHttpLoadTestFit(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	got := scoreSpec(t, "wshttp-load-test.fit")
 	verdicts(t, got, map[string]string{
 		"basicHttp test time (s)":                   fit.Reproduced,
@@ -134,6 +137,7 @@ func TestWsHttpLoadTestFit(t *testing.T) {
 // two costs, so the fit predicts nothing; its test checks the file still
 // lands on both.
 func TestBindingsAndEncodersFit(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	verdicts(t, scoreSpec(t, "bindings-and-encoders.fit"), map[string]string{
 		"binary over text: the smaller message": fit.Reproduced,
 		"binary over text: the larger message":  fit.Reproduced,
@@ -145,6 +149,7 @@ func TestBindingsAndEncodersFit(t *testing.T) {
 // and the debug build's 29× set this box's CPU a message and the debug
 // client's extra CPU; nothing is left to predict.
 func TestNetTcp29kFit(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	verdicts(t, scoreSpec(t, "nettcp-29k.fit"), map[string]string{
 		"netTcp calls/s": fit.Reproduced,
 		"debug+debug without server GC: share of the calls/s": fit.Reproduced,
@@ -159,6 +164,7 @@ func TestNetTcp29kFit(t *testing.T) {
 // phase is not sub-second — [BS]'s calls that make the hour's slowest page
 // reach 20 s make the first 90 s' slowest take seconds.
 func TestCrackIncidentConflict(t *testing.T) {
+	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	r := runVariant(t, "crack-incident.toml", "misconfigured",
 		format.Param{Key: "load.think", Value: `"exp(1083ms)"`},
 		format.Param{Key: "tier.backend.step.1.cpu", Value: `"lognormal(mean=967.4ms,cv=0.3)"`})

@@ -20,7 +20,7 @@ var decisionNames = [...]string{"run", "queue", "reject"}
 func (d Decision) String() string { return decisionNames[d] }
 
 // DecideClassic is the ASP.NET RequestQueue rule (IIS 6 / classic pipeline,
-// throttle-facts §2b): a request runs at once when at least minFree worker
+// docs/dotnet.md §2b): a request runs at once when at least minFree worker
 // threads are free and nobody is queued; otherwise it is queued unless the
 // queue already holds queueLimit requests. The check runs on a thread that
 // is itself busy with the arriving request, so free = max − busy − 1; with
@@ -42,13 +42,14 @@ func CanDrainClassic(maxWorkers, busyWorkers, minFree int) bool {
 
 // DecideConcurrent is a concurrency cap with a bounded FIFO (IIS 7 integrated
 // MaxConcurrentRequestsPerCPU, Tomcat maxThreads/acceptCount,
-// throttle-facts §2c, §8). With countExecuting the limit counts queued and
+// docs/dotnet.md §2c, §8). With countExecuting the limit counts queued and
 // executing requests together (.NET 4 requestQueueLimit).
 func DecideConcurrent(executing, maxExecuting, queued, queueLimit int, countExecuting bool) Decision {
 	depth := queued
 	if countExecuting {
 		// "Requests Current" (queued and executing) at the limit: 503 even
-		// if the request could run (.NET 4 requestQueueLimit, facts §2c).
+		// if the request could run (.NET 4 requestQueueLimit,
+		// docs/dotnet.md §2c).
 		depth += executing
 		if depth >= queueLimit {
 			return DecisionReject
@@ -63,7 +64,7 @@ func DecideConcurrent(executing, maxExecuting, queued, queueLimit int, countExec
 	return DecisionQueue
 }
 
-// ShouldInject is the CLR gate rule (throttle-facts §3, simplified to its
+// ShouldInject is the CLR gate rule (docs/dotnet.md §3b, simplified to its
 // low-CPU branch): at a gate tick, add one thread when work is queued, no
 // thread is idle and the pool is below its maximum.
 func ShouldInject(threads, busy, max, queued int) bool {
@@ -71,7 +72,7 @@ func ShouldInject(threads, busy, max, queued int) bool {
 }
 
 // DecideListener is a netTcp listener's answer to a new connection that
-// finds no MaxConcurrentSessions slot free (facts §4, §5): wait among the
+// finds no MaxConcurrentSessions slot free (docs/dotnet.md §4, §5): wait among the
 // connections pending and in the backlog, or be refused once waiting
 // connections fill both (DecisionReject). waiting counts the listener's
 // connections already waiting for their session.

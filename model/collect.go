@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -102,4 +104,109 @@ func LatencySummary(h *sim.Histogram) (results.Latency, []float64) {
 		out[i] = d.Seconds()
 	}
 	return l, out
+}
+
+// Collector gathers what the load's requests came to, the same way in both
+// executors (real mode locks it): the counts over the whole run, checked
+// for conservation, and the measured period's counts, latencies,
+// response-time breakdown and latency points. Times are simulated.
+type Collector struct {
+	Counts results.Counts // over the whole run
+	// Measuring: the warm-up has ended (StartMeasuring).
+	Measuring bool
+	// Latency is the measured period's completed requests' latencies;
+	// Precise, if set, their batch means (Topology.Precision).
+	Latency *sim.Histogram
+	Precise *sim.BatchMeans
+	points  results.PointSampler
+
+	genAtWarm, liveAtWarm                                 int64 // generated before the warm-up ended, and still under way then
+	completed, timedOut, rejected, failed, ended, bdCount int64 // measured
+	bd                                                    results.BreakdownSums
+	firstTimeout                                          time.Duration // -1: none
+}
+
+// NewCollector returns a collector that keeps up to maxPoints latency
+// points for the plots.
+func NewCollector(maxPoints int) *Collector {
+	return &Collector{Latency: sim.NewHistogram(), points: results.PointSampler{Max: maxPoints}, firstTimeout: -1}
+}
+
+// Ended records a top-level request that ended at now with outcome o,
+// after lat, its latency broken down into bd (results.Bd*).
+func (c *Collector) Ended(now, lat time.Duration, bd *[results.BdN]time.Duration, o results.Outcome) {
+	switch o {
+	case results.Completed:
+		c.Counts.Completed++
+	case results.TimedOut:
+		c.Counts.TimedOut++
+		if c.firstTimeout < 0 {
+			c.firstTimeout = now
+		}
+	case results.Rejected:
+		c.Counts.Rejected++
+	case results.Failed:
+		c.Counts.Failed++
+	}
+	if c.Measuring {
+		c.ended++
+		switch o {
+		case results.Completed:
+			c.completed++
+			c.Latency.Record(lat)
+			if c.Precise != nil {
+				c.Precise.Add(lat.Seconds())
+			}
+			for i := range bd {
+				c.bd[i] += bd[i].Seconds()
+			}
+			c.bdCount++
+		case results.TimedOut:
+			c.timedOut++
+		case results.Rejected:
+			c.rejected++
+		case results.Failed:
+			c.failed++
+		}
+	}
+	c.points.Add(results.Point{T: sim.Time(now).Seconds(), Latency: lat.Seconds(), Outcome: o})
+}
+
+// StartMeasuring ends the warm-up: generated requests were generated
+// before it, live of them are still under way.
+func (c *Collector) StartMeasuring(generated, live int64) {
+	c.Measuring = true
+	c.genAtWarm, c.liveAtWarm = generated, live
+	c.Latency.Reset()
+	c.completed, c.timedOut, c.rejected, c.failed, c.ended = 0, 0, 0, 0, 0
+	c.bd, c.bdCount = results.BreakdownSums{}, 0
+}
+
+// Fill fills a run's result: generated requests in all, live still under
+// way (counted independently of the ends, for the conservation check),
+// entryDone entry-tier replies in the measured period of span.
+func (c *Collector) Fill(res *results.Run, generated, live, entryDone int64, span time.Duration) {
+	res.Points = c.points.Points()
+	res.FirstTimeout = -1
+	if c.firstTimeout >= 0 {
+		res.FirstTimeout = sim.Time(c.firstTimeout).Seconds()
+	}
+	c.Counts.Generated, c.Counts.InFlight = generated, live
+	// The reported counts are the measured period's, as rates and
+	// latencies are (results.Counts).
+	res.Requests = results.Counts{
+		Generated: generated - c.genAtWarm, InFlightAtWarmup: c.liveAtWarm,
+		Completed: c.completed, TimedOut: c.timedOut, Rejected: c.rejected, Failed: c.failed,
+		InFlight: live,
+	}
+	if s := sim.Time(span).Seconds(); s > 0 { // an instant's seconds, as the simulator's clock gives them
+		res.ThroughputPerS = float64(entryDone) / s
+		res.GoodputPerS = float64(c.completed) / s
+	}
+	if c.ended > 0 {
+		res.TimeoutRate = float64(c.timedOut) / float64(c.ended)
+		res.RejectRate = float64(c.rejected) / float64(c.ended)
+	}
+	res.Latency, res.Quantiles = LatencySummary(c.Latency)
+	res.Breakdown = c.bd.Mean(c.bdCount)
 }

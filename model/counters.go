@@ -105,6 +105,42 @@ func (c *TierCounts) ResetMeasured() {
 	c.mExec, c.mWait, c.mCall = DurationStat{}, DurationStat{}, DurationStat{}
 }
 
+// TierSample is a tier's time-series sample now: its levels' values
+// (level), its CPU utilisation over the interval (cpu, %), and its
+// counts' rates (perS: 1 over the interval, 0 for the first sample) and
+// durations; the counts start the next interval.
+func TierSample(level func(Lv) float64, cpu float64, counts *TierCounts, perS float64) results.TierSample {
+	var v [NumLv]float64
+	for k := range v {
+		v[k] = level(Lv(k))
+	}
+	var s results.TierSample
+	FillSample(&s, &v, cpu)
+	counts.Sample(&s, perS)
+	return s
+}
+
+// TierResult is tier t's result over the measured period: its levels'
+// means and peaks (level), its counts' rates (perS: 1 over the period)
+// and durations, and how its requests ended.
+func TierResult(t *Tier, level func(Lv) (mean, peak float64), counts *TierCounts, perS float64, ends *TierEnds) results.Tier {
+	var mean, peak [NumLv]float64
+	for k := range mean {
+		mean[k], peak[k] = level(Lv(k))
+	}
+	var r results.Tier
+	FillTier(&r, t, &mean, &peak)
+	counts.Fill(&r, perS)
+	ends.Fill(&r)
+	return r
+}
+
+// CPUPercent is a tier's CPU utilisation (%) over an interval in which its
+// cores were busy for busy in all (in the interval's unit).
+func (t *Tier) CPUPercent(busy float64, interval time.Duration) float64 {
+	return 100 * busy / (float64(interval) * float64(max(t.Cores, 1)))
+}
+
 // Sample fills s with the interval's rates (perS: 1 over the interval, 0
 // for the first sample) and durations, and starts the next interval.
 func (c *TierCounts) Sample(s *results.TierSample, perS float64) {

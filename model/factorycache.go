@@ -10,11 +10,11 @@ import "time"
 // cache size is hard-coded as 32 so that the least used ChannelFactory
 // objects are purged from the cache." The cache is a static field of
 // ClientBase<TChannel>, so there is one per contract type in a process
-// (facts §6, RS ClientBase.cs); tsim keeps one per caller process and
+// (docs/dotnet.md §6, RS ClientBase.cs); tsim keeps one per caller process and
 // target tier (one contract per service).
 
 // FactoryCacheSize is the number of ChannelFactory objects ClientBase<T>
-// keeps: "hard-coded as 32" (facts §6).
+// keeps: "hard-coded as 32" (docs/dotnet.md §6).
 const FactoryCacheSize = 32
 
 // Construction is how a call's code constructs each new ClientBase<T>
@@ -224,4 +224,56 @@ func (p *Proxy) MissShare() float64 {
 		return 0
 	}
 	return 1 - float64(p.FactoryCache)/float64(n)
+}
+
+// Factories are one call site's ChannelFactory caches: the process's cache
+// for its target (Cache, shared with the caller's other sites to that
+// target) and the factories the application holds itself (Own); Host is
+// the host name the site addresses. Both executors keep one per site
+// (real mode locks it).
+type Factories struct {
+	Cache, Own *FactoryCache
+	Host       string
+}
+
+// Build decides what constructing a new proxy for endpoint ep costs
+// (DecideProxyBuild).
+func (f *Factories) Build(p *Proxy, ep int) ProxyBuild {
+	return DecideProxyBuild(p, f.Cache, f.Own, FactoryKey{Host: f.Host, Endpoint: ep})
+}
+
+// Add puts a built proxy's factory into its cache; it reports whether that
+// purged another.
+func (f *Factories) Add(b ProxyBuild, ep int) (purged bool) {
+	c := f.Cache
+	if b.AppFactory {
+		c = f.Own
+	}
+	return c.Add(FactoryKey{Host: f.Host, Endpoint: ep})
+}
+
+// FactoryCaches are the callers' ChannelFactory caches of a run: one
+// process's cache per target (ClientBase<TChannel>'s static cache: one
+// per contract) and the factories its application holds for it.
+type FactoryCaches struct {
+	of []factoriesOf
+}
+
+type factoriesOf struct {
+	from       string
+	target     int
+	cache, own *FactoryCache
+}
+
+// For returns the caches the call sites of caller from to spec's target
+// share, for a site addressing host.
+func (fc *FactoryCaches) For(from string, spec *Call, host string) *Factories {
+	for _, f := range fc.of {
+		if f.from == from && f.target == spec.Target {
+			return &Factories{Cache: f.cache, Own: f.own, Host: host}
+		}
+	}
+	f := factoriesOf{from, spec.Target, NewFactoryCache(spec.Proxy.FactoryCache), NewFactoryCache(-1)}
+	fc.of = append(fc.of, f)
+	return &Factories{Cache: f.cache, Own: f.own, Host: host}
 }

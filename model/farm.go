@@ -131,16 +131,25 @@ func Pick(p BalancePolicy, s *BalanceState, u float64, user int) int {
 
 // ChooseReplica is the balancer's decision for one request on a client
 // proxy whose WCF session, if any, lives on replica session (−1: no
-// session yet, or a sessionless binding). With affinity the request goes
-// to the session's replica and the policy is not asked; otherwise the
-// policy picks, and refused is true when it picked another machine than
-// the session's (the call fails there).
-func ChooseReplica(b *Balancer, s *BalanceState, u float64, user, session int) (replica int, refused bool) {
+// session yet, or a sessionless binding). BalanceSticky sends it to the
+// machine of the connection it came on (conn, which deals a new
+// connection its machine with Pick); the other policies pick, unless
+// affinity sends it to the session's machine unasked. refused is true
+// when the request goes to another machine than its session's, without
+// affinity (the call fails there: the channel faults and is aborted).
+func ChooseReplica(b *Balancer, s *BalanceState, u float64, user, session int, conn func() int) (replica int, refused bool) {
+	switch {
+	case b.Policy == BalanceSticky:
+		replica = conn()
+	case session >= 0 && b.Affinity:
+		return session, false
+	default:
+		replica = Pick(b.Policy, s, u, user)
+	}
 	if session >= 0 && b.Affinity {
 		return session, false
 	}
-	r := Pick(b.Policy, s, u, user)
-	return r, session >= 0 && r != session
+	return replica, session >= 0 && replica != session
 }
 
 // DecideBalancer is the balancer's own door (Balancer.MaxConns): run a

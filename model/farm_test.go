@@ -33,12 +33,25 @@ func TestPick(t *testing.T) {
 	// sent elsewhere is refused there.
 	b := Balancer{Policy: BalanceRoundRobin, Affinity: true}
 	s = NewBalanceState(3)
-	if r, no := ChooseReplica(&b, &s, 0, -1, 2); r != 2 || no || s.Next != 0 {
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2, nil); r != 2 || no || s.Next != 0 {
 		t.Errorf("affinity: %d %v (next %d)", r, no, s.Next)
 	}
 	b.Affinity = false
-	if r, no := ChooseReplica(&b, &s, 0, -1, 2); r != 0 || !no {
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2, nil); r != 0 || !no {
 		t.Errorf("no affinity: %d %v, want 0 refused", r, no)
+	}
+	// Sticky: the connection's machine, or the session's with affinity.
+	b = Balancer{Policy: BalanceSticky}
+	conn := func() int { return 1 }
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2, conn); r != 1 || !no {
+		t.Errorf("sticky, session elsewhere: %d %v, want 1 refused", r, no)
+	}
+	if r, no := ChooseReplica(&b, &s, 0, -1, -1, conn); r != 1 || no {
+		t.Errorf("sticky, no session: %d %v, want 1", r, no)
+	}
+	b.Affinity = true
+	if r, no := ChooseReplica(&b, &s, 0, -1, 2, conn); r != 2 || no {
+		t.Errorf("sticky with affinity: %d %v, want 2", r, no)
 	}
 	if fmt.Sprint(StickyShares(6, 4)) != "[0.3333333333333333 0.3333333333333333 0.16666666666666666 0.16666666666666666]" {
 		t.Errorf("sticky shares %v", StickyShares(6, 4))

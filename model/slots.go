@@ -95,10 +95,10 @@ func (t ticket) live(s *Slots) bool { return t.w.active && t.w.q == s && t.w.tic
 // NewSlots returns slots of the given limit (0: none).
 func NewSlots(limit int) *Slots { return &Slots{Limit: limit} }
 
-// NewConnectionGroup is System.Net's connection group (throttle-facts §1):
-// when every connection is busy, a request is bound to the connection with
-// the fewest waiters and written only when that connection finishes, even
-// if another one frees first (head-of-line blocking).
+// NewConnectionGroup is System.Net's connection group (docs/dotnet.md
+// §1.5): when every connection is busy, a request is bound to the
+// connection with the fewest waiters and written only when that connection
+// finishes, even if another one frees first (head-of-line blocking).
 //
 // Its connections are made as they are first needed (the first idle one
 // in index order is always the next unused one), so memory follows the
@@ -241,6 +241,16 @@ type lane struct {
 // idle reports whether a call can have the connection now.
 func (l *lane) idle() bool { return !l.busy && l.live == 0 }
 
+// bound is the number of calls bound to connection k: the one it carries
+// and those waiting for it.
+func (s *Slots) bound(k int) int {
+	l := &s.lanes[k]
+	if l.busy {
+		return l.live + 1
+	}
+	return l.live
+}
+
 // LaneState reports whether connection k is busy and how many calls wait
 // for it (tests).
 func (s *Slots) LaneState(k int) (busy bool, bound int) {
@@ -253,31 +263,41 @@ func (s *Slots) LaneState(k int) (busy bool, bound int) {
 // Lanes is how many connections of a connection group have been made.
 func (s *Slots) Lanes() int { return len(s.lanes) }
 
+// PickLane is the connection of a group of n that a call is bound to: the
+// first idle one (bound(k) == 0: no call on it or waiting for it), or else
+// the first of those with the fewest calls bound. Both executors' groups
+// pick with it (the simulator's large groups keep a heap in the same
+// order: laneOrder).
+func PickLane(n int, bound func(k int) int) int {
+	best, least := -1, 0
+	for k := range n {
+		b := bound(k)
+		if b == 0 {
+			return k
+		}
+		if best < 0 || b < least {
+			best, least = k, b
+		}
+	}
+	return best
+}
+
 // acquireLane binds w to the first idle connection, or else to the first
-// of those with the fewest calls bound. The connections not made yet are
-// idle and come after those made, so the first idle one is a made one if
-// any is, and otherwise the next to make.
+// of those with the fewest calls bound (PickLane). The connections not
+// made yet are idle and come after those made, so the first idle one is a
+// made one if any is, and otherwise the next to make.
 func (s *Slots) acquireLane(w *Waiter) bool {
 	best := -1
 	if s.order != nil {
 		if len(s.order.h) > 0 {
 			best = int(s.order.h[0])
-			if l := &s.lanes[best]; l.idle() {
-				s.takeLane(w, best)
-				return true
-			}
 		}
 	} else {
-		for k := range s.lanes {
-			l := &s.lanes[k]
-			if l.idle() {
-				s.takeLane(w, k)
-				return true
-			}
-			if best < 0 || l.live < s.lanes[best].live {
-				best = k
-			}
-		}
+		best = PickLane(len(s.lanes), s.bound)
+	}
+	if best >= 0 && s.lanes[best].idle() {
+		s.takeLane(w, best)
+		return true
 	}
 	if len(s.lanes) < s.Limit {
 		s.takeLane(w, s.addLane())

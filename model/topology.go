@@ -156,7 +156,7 @@ type Injection uint8
 const (
 	InjectNone Injection = iota // threads are created on demand up to Max (Tomcat, Go)
 	InjectCLR                   // the CLR gate: one thread per GateDelay while work is queued
-	// InjectCLR2 is the .NET 2.0-era rule of SSCLI 2.0 (throttle-facts §3):
+	// InjectCLR2 is the .NET 2.0-era rule of SSCLI 2.0 (docs/dotnet.md §3b):
 	// the gate ticks every GateDelay but adds a thread only once
 	// GateDelay × 1.1^(threads − Min) has passed since the last one, so
 	// injection slows geometrically (≈ one per 3.4 s at Min + 20).
@@ -317,7 +317,7 @@ func (w *WCF) ActivateCPU(creates bool) time.Duration {
 	return d
 }
 
-// Listener is a netTcp endpoint's connection listener (facts §4, §5). A
+// Listener is a netTcp endpoint's connection listener (docs/dotnet.md §4, §5). A
 // new connection (a proxy's session) that finds every MaxConcurrentSessions
 // slot taken waits, FIFO: first among the MaxPending connections the
 // listener has accepted but not yet turned into channels (the binding's
@@ -455,7 +455,7 @@ type Binding struct {
 	// so a session whose client aborted it (after a timeout or a failure)
 	// stays open, holding its MaxConcurrentSessions slot and its PerSession
 	// instance, until this long after its last message (the binding's
-	// receiveTimeout, 10 min; facts §5); and a call waiting for its session
+	// receiveTimeout, 10 min; docs/dotnet.md §5); and a call waiting for its session
 	// when its client gives up stays queued, orphaned, rather than leaving.
 	// 0: an abort ends the session at once (netTcp and named pipes: the
 	// connection closes and the server's channel faults).
@@ -471,7 +471,7 @@ type Binding struct {
 	// SessionRoundTrips of latency).
 	NegotiationLegs int
 	// NegotiationTimeout is the client's limit for the whole negotiation
-	// (the OpenTimeout of the channel's open, 1 min; facts §5): past it the
+	// (the OpenTimeout of the channel's open, 1 min; docs/dotnet.md §5): past it the
 	// call ends timed out (TimeoutException) and the proxy is aborted.
 	// 0 = only the call's own timeout.
 	NegotiationTimeout time.Duration
@@ -479,7 +479,7 @@ type Binding struct {
 	// message to the service (WS-SecureConversation's Cancel), through its admission and
 	// threads, costing it one message's CPU; the session ends when the
 	// service has processed it. A per-call proxy's call ends only once its
-	// close has been answered, within CloseTimeout (1 min; facts §5), else
+	// close has been answered, within CloseTimeout (1 min; docs/dotnet.md §5), else
 	// timed out with the proxy aborted. false: the session ends when the
 	// client lets go of the proxy, with no message.
 	CloseMessage bool

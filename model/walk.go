@@ -214,6 +214,53 @@ const (
 	ResGate              // Tier.Gates[Need.Index]
 )
 
+// Throttles are an executor's slots (S) of a tier's WCF throttles, its
+// Single instance's lock, its gates and the operation's own locks, found
+// by the walk's names for them; the thread pools and sessions are the
+// executor's own.
+type Throttles[S any] struct {
+	Calls, Instances S   // MaxConcurrentCalls, MaxConcurrentInstances
+	Singleton        S   // the Single instance's lock (ResSingletonLock)
+	Gates            []S // Tier.Gates, in order
+	Locks            []S // the operation's locks (Step.Lock, LockCount)
+}
+
+// Of is the slots of resource r (ResGate: gate i); session is the
+// request's session's instance lock (ResSessionLock), which the executor
+// keeps with the session. ok is false for a thread pool's.
+func (th *Throttles[S]) Of(r Res, i int, session S) (s S, ok bool) {
+	switch r {
+	case ResInstances:
+		return th.Instances, true
+	case ResCalls:
+		return th.Calls, true
+	case ResSingletonLock:
+		return th.Singleton, true
+	case ResSessionLock:
+		return session, true
+	case ResGate:
+		return th.Gates[i], true
+	}
+	return s, false
+}
+
+// Holding is the slots a holding of kind k gives back to (HoldGate: gate
+// i, HoldLock: lock i); ok is false for a kind that is not a throttle's or
+// a lock's.
+func (th *Throttles[S]) Holding(k Hold, i int) (s S, ok bool) {
+	switch k {
+	case HoldLock:
+		return th.Locks[i], true
+	case HoldGate:
+		return th.Gates[i], true
+	case HoldCallSlot:
+		return th.Calls, true
+	case HoldInstance:
+		return th.Instances, true
+	}
+	return s, false
+}
+
 // Act is what a phase asks its executor to do.
 type Act uint8
 

@@ -10,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tsim-dev/tsim/model"
@@ -92,20 +91,12 @@ func newConnPool(rt *runner, from string, site *callStat, c *model.Conn) *connPo
 	return p
 }
 
-// pickLaneLocked binds a call to a connection (model slots.acquireLane):
-// a free one if any, else the one with the fewest calls bound, the first
-// such in order.
-// The connections not made yet are free and come after those made.
+// pickLaneLocked binds a call to a connection (model.PickLane). The
+// connections not made yet are free and come after those made.
 func (p *connPool) pickLaneLocked() *lane {
 	var best *lane
-	for _, l := range p.lanes {
-		if l.n == 0 {
-			best = l
-			break
-		}
-		if best == nil || l.n < best.n {
-			best = l
-		}
+	if k := model.PickLane(len(p.lanes), func(k int) int { return p.lanes[k].n }); k >= 0 {
+		best = p.lanes[k]
 	}
 	if (best == nil || best.n > 0) && len(p.lanes) < p.limit {
 		best = p.newLaneLocked()
@@ -203,92 +194,44 @@ type callStat struct {
 	bal   model.BalanceState
 	rnd   *sim.Stream
 
-	backoff *lockedSampler
-	jmu     sync.Mutex
-	jitter  *sim.Stream
+	bmu     sync.Mutex
+	backoff *model.Backoff
 
 	wmu  sync.Mutex
 	wait *sim.Histogram // connection waits, simulated time
 
-	calls, timedOut, rejected, failed, retries atomic.Int64
+	cmu    sync.Mutex
+	counts model.CallCounts // the measured period's
 
-	// The proxies' ChannelFactories (model factorycache.go): fc is shared
-	// with the caller's other sites to the same target; epNext, epRnd pick
-	// an endpoint per call.
-	fc                               *factoryCaches
-	tierCall                         bool // a tier's call, not the load's, that prices its proxies (counted)
-	epMu                             sync.Mutex
-	epNext                           int
-	epRnd                            *sim.Stream
-	proxies, factHits, built, purged atomic.Int64
-	negTimedOut, negFailed           atomic.Int64 // of those, ended in the negotiation
-}
-
-// factoryCaches are one caller's ChannelFactory caches for one target
-// (model call.go factoryCacheOf).
-type factoryCaches struct {
-	from       string
-	target     int
-	mu         sync.Mutex
-	cache, own *model.FactoryCache
-}
-
-func (rt *runner) factoryCaches(from string, spec *model.Call) *factoryCaches {
-	for _, f := range rt.factories {
-		if f.from == from && f.target == spec.Target {
-			return f
-		}
-	}
-	f := &factoryCaches{from: from, target: spec.Target, cache: model.NewFactoryCache(spec.Proxy.FactoryCache), own: model.NewFactoryCache(-1)}
-	rt.factories = append(rt.factories, f)
-	return f
-}
-
-// pickEndpoint is the endpoint a call addresses (model callStat.pickEndpoint).
-func (cs *callStat) pickEndpoint() int {
-	n := cs.spec.Proxy.Endpoints
-	if n <= 1 {
-		return 0
-	}
-	cs.epMu.Lock()
-	defer cs.epMu.Unlock()
-	if cs.epRnd != nil {
-		return cs.epRnd.IntN(n)
-	}
-	e := cs.epNext
-	cs.epNext = (e + 1) % n
-	return e
+	// The proxies' ChannelFactories (model.Factories, under the lock of
+	// the callers' caches: fmu); endpoints picks an endpoint per call
+	// (epMu).
+	fmu       *sync.Mutex
+	factories *model.Factories
+	tierCall  bool // a tier's call, not the load's, that prices its proxies (counted)
+	epMu      sync.Mutex
+	endpoints *model.Endpoints
 }
 
 // buildProxy decides what a new proxy for endpoint ep costs and counts it,
-// for a tier's calls (model callStat.buildProxy).
+// for a tier's calls (the load's proxies are the load tool's).
 func (cs *callStat) buildProxy(ep int) model.ProxyBuild {
-	cs.fc.mu.Lock()
-	b := model.DecideProxyBuild(&cs.spec.Proxy, cs.fc.cache, cs.fc.own, model.FactoryKey{Host: cs.host, Endpoint: ep})
-	cs.fc.mu.Unlock()
+	cs.fmu.Lock()
+	b := cs.factories.Build(&cs.spec.Proxy, ep)
+	cs.fmu.Unlock()
 	if cs.rt.measuring.Load() && cs.tierCall {
-		cs.proxies.Add(1)
-		if b.Hit {
-			cs.factHits.Add(1)
-		}
-		if b.Factory {
-			cs.built.Add(1)
-		}
+		cs.count(func(c *model.CallCounts) { c.Built(b) })
 	}
 	return b
 }
 
 // addFactory puts a built proxy's factory into its cache.
 func (cs *callStat) addFactory(b model.ProxyBuild, ep int) {
-	cs.fc.mu.Lock()
-	c := cs.fc.cache
-	if b.AppFactory {
-		c = cs.fc.own
-	}
-	purged := c.Add(model.FactoryKey{Host: cs.host, Endpoint: ep})
-	cs.fc.mu.Unlock()
+	cs.fmu.Lock()
+	purged := cs.factories.Add(b, ep)
+	cs.fmu.Unlock()
 	if purged && cs.rt.measuring.Load() && cs.tierCall {
-		cs.purged.Add(1)
+		cs.count(func(c *model.CallCounts) { c.FactoriesPurged++ })
 	}
 }
 
@@ -296,17 +239,7 @@ func (cs *callStat) resetStats() {
 	cs.wmu.Lock()
 	cs.wait.Reset()
 	cs.wmu.Unlock()
-	cs.calls.Store(0)
-	cs.timedOut.Store(0)
-	cs.rejected.Store(0)
-	cs.failed.Store(0)
-	cs.retries.Store(0)
-	cs.proxies.Store(0)
-	cs.factHits.Store(0)
-	cs.built.Store(0)
-	cs.purged.Store(0)
-	cs.negTimedOut.Store(0)
-	cs.negFailed.Store(0)
+	cs.count(func(c *model.CallCounts) { *c = model.CallCounts{} })
 }
 
 func (cs *callStat) result(now time.Duration) results.Call {
@@ -315,131 +248,89 @@ func (cs *callStat) result(now time.Duration) results.Call {
 	cs.wmu.Lock()
 	wmean, wp99 := cs.wait.Mean().Seconds(), cs.wait.Quantile(0.99).Seconds()
 	cs.wmu.Unlock()
-	return results.Call{
+	r := results.Call{
 		From: cs.from, To: cs.host,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
 		InUseMean: inM, InUseMax: inX, WaitingMean: wM, WaitingMax: wX,
 		WaitMean: wmean, WaitP99: wp99,
-		Calls: cs.calls.Load(), TimedOut: cs.timedOut.Load(), Rejected: cs.rejected.Load(),
-		Failed: cs.failed.Load(), Retries: cs.retries.Load(),
-		Proxies: cs.proxies.Load(), FactoryHits: cs.factHits.Load(), FactoriesBuilt: cs.built.Load(), FactoriesPurged: cs.purged.Load(),
-		NegotiationTimedOut: cs.negTimedOut.Load(), NegotiationFailed: cs.negFailed.Load(),
 	}
+	cs.count(func(c *model.CallCounts) { c.Fill(&r) })
+	return r
 }
 
 // ---------------------------------------------------------------------------
-// proxies (model call.go: proxyState, proxyInst, takeInst, releaseProxy)
+// proxies
 
+// proxyState is one call site's client proxies (model.Proxies) and the
+// semaphores of their gates; mu guards the proxies and their
+// model.ClientProxy.
 type proxyState struct {
-	mu      sync.Mutex
-	spec    *model.Proxy
-	shared  *proxyInst
-	opening bool // shared-no-open: calls go one at a time until the open queue drains
-	mutex   *sem
-	pool    *sem // pool-wait: PoolSize proxies
-	idle    []*proxyInst
+	mu sync.Mutex
+	*model.Proxies[*proxyInst]
+	mutex *sem // model.GateOpen: calls go one at a time while opening
+	pool  *sem // model.GatePool: PoolSize proxies
 }
 
-// proxyInst is one client proxy. Its fields are guarded by proxyState.mu.
+// proxyInst is one client proxy.
 type proxyInst struct {
-	id      uint64 // names it to the target (sessionful bindings)
-	perCall bool
-	fresh   bool // not used yet: pays creation cost
-	dead    bool
+	model.ClientProxy
+	id uint64 // names it to the target (sessionful bindings)
 }
+
+// Client is the proxy's client side (model.ProxyOf).
+func (p *proxyInst) Client() *model.ClientProxy { return &p.ClientProxy }
 
 // attempt is the client side of one attempt of a call.
 type attempt struct {
 	proxy    *proxyInst
 	holdProx bool
-	to       int // a direct call into a farm: the machine picked (farm.go)
-	ep       int // the endpoint addressed (Proxy.Endpoints)
+	gate     model.ProxyGate // the proxy gate it waits for or holds
+	to       int             // a direct call into a farm: the machine picked (farm.go)
+	ep       int             // the endpoint addressed (Proxy.Endpoints)
 	// negotiating: the attempt ended during its proxy's negotiation.
 	negotiating bool
 }
 
+// takeInst takes the attempt's proxy (model.Proxies.Take).
 func (cs *callStat) takeInst(a *attempt, u *user) {
 	ps := cs.proxy
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	switch ps.spec.Kind {
-	case model.ProxyShared, model.ProxySharedNoOpen:
-		if ps.shared == nil || ps.shared.dead {
-			// The first one was opened at start-up; one re-created after an
-			// abort pays its creation and handshake like any new proxy.
-			ps.shared = cs.newInst(false, ps.shared != nil)
-		}
-		a.proxy = ps.shared
-	case model.ProxyPerUser:
-		if u == nil { // open arrivals have no user: one proxy per request
-			a.proxy = cs.newInst(true, true)
-			return
-		}
-		if u.proxy == nil || u.proxy.dead {
-			u.proxy = cs.newInst(false, true) // opened at the user's first call
-		}
-		a.proxy = u.proxy
-	case model.ProxyPerCall:
-		a.proxy = cs.newInst(true, true)
-	case model.ProxyPoolCreate, model.ProxyPoolWait:
-		for len(ps.idle) > 0 {
-			p := ps.idle[len(ps.idle)-1]
-			ps.idle = ps.idle[:len(ps.idle)-1]
-			if !p.dead {
-				a.proxy = p
-				return
-			}
-		}
-		a.proxy = cs.newInst(false, true)
+	var own **proxyInst
+	if u != nil {
+		own = &u.proxy
 	}
+	a.proxy = ps.Take(own)
 }
 
-func (cs *callStat) newInst(perCall, fresh bool) *proxyInst {
-	return &proxyInst{id: cs.rt.nextID.Add(1), perCall: perCall, fresh: fresh}
-}
-
-// releaseProxy lets go of the attempt's proxy; a per-call proxy is closed
-// after a completed call (graceful) and aborted after a failed one (model
-// call.releaseProxy).
+// releaseProxy lets go of the attempt's proxy (model.Proxies.Release): a
+// per-call proxy is closed after a completed call (graceful) and aborted
+// after a failed one; then the gate it held.
 func (cs *callStat) releaseProxy(a *attempt, graceful bool) {
 	ps := cs.proxy
 	ps.mu.Lock()
 	p := a.proxy
 	a.proxy = nil
-	tell, aborted := false, false
-	if p != nil {
-		switch ps.spec.Kind {
-		case model.ProxyPerCall:
-			tell, aborted = cs.closeInstLocked(p), !graceful
-		case model.ProxyPoolCreate:
-			if !p.dead && len(ps.idle) < ps.spec.PoolSize {
-				ps.idle = append(ps.idle, p)
-			} else {
-				tell = cs.closeInstLocked(p)
-			}
-		case model.ProxyPoolWait:
-			if !p.dead {
-				ps.idle = append(ps.idle, p)
-			}
-		}
+	tell := false
+	close, aborted := ps.Release(p, graceful)
+	if close {
+		tell = cs.closeInstLocked(p)
 	}
 	hold := a.holdProx
 	a.holdProx = false
-	if hold && ps.spec.Kind == model.ProxySharedNoOpen {
-		// The open queue drains when the last waiter has gone through.
-		if _, w := ps.mutex.snapshot(); w == 0 {
-			ps.opening = false
-		}
+	if hold && a.gate == model.GateOpen {
+		_, w := ps.mutex.snapshot()
+		ps.Passed(a.gate, w)
 	}
 	ps.mu.Unlock()
 	if tell {
 		cs.closeInst(p, aborted)
 	}
 	if hold {
-		switch ps.spec.Kind {
-		case model.ProxySharedNoOpen:
+		switch a.gate {
+		case model.GateOpen:
 			ps.mutex.release()
-		case model.ProxyPoolWait:
+		case model.GatePool:
 			ps.pool.release()
 		}
 	}
@@ -453,7 +344,7 @@ var (
 	errWaitTimeout = errors.New("connection wait timed out")
 )
 
-// doCall makes a call with its retries (model call.begin … end). ctx is the
+// doCall makes a call with its retries (model.AttemptFailed). ctx is the
 // caller's: when it ends (the caller was aborted, or the run ended) the call
 // is abandoned and gone is true. Otherwise the outcome is what the caller
 // sees.
@@ -464,9 +355,11 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 		cs, answered = site.pick(u, &a) // client-side balancing: the machine first
 	}
 	if rt.measuring.Load() {
-		cs.calls.Add(1)
+		cs.count(func(c *model.CallCounts) { c.Calls++ })
 	}
-	a.ep = cs.pickEndpoint()
+	cs.epMu.Lock()
+	a.ep = cs.endpoints.Pick()
+	cs.epMu.Unlock()
 	for n := 1; ; n++ {
 		if n > 1 && direct(site.spec) {
 			cs, answered = site.pick(u, &a) // a retry goes to the next machine picked
@@ -482,38 +375,31 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 			cs.releaseProxy(&a, true)
 			return o, false
 		}
-		if (o == results.TimedOut || negotiating) && a.proxy != nil && !a.proxy.perCall {
+		var client *model.ClientProxy
+		if a.proxy != nil {
+			client = &a.proxy.ClientProxy
+		}
+		var abort, retry bool
+		cs.count(func(c *model.CallCounts) {
+			if !rt.measuring.Load() {
+				c = nil
+			}
+			abort, retry = model.AttemptFailed(client, &cs.spec.Retry, c, o, negotiating, n, caller != nil && caller.orphaned())
+		})
+		if abort {
 			cs.proxy.mu.Lock()
-			tell := cs.closeInstLocked(a.proxy) // WCF aborts a channel that timed out or failed to open
+			tell := cs.closeInstLocked(a.proxy)
 			cs.proxy.mu.Unlock()
 			if tell {
 				cs.closeInst(a.proxy, true)
 			}
 		}
-		if rt.measuring.Load() {
-			switch o {
-			case results.TimedOut:
-				cs.timedOut.Add(1)
-			case results.Rejected:
-				cs.rejected.Add(1)
-			default:
-				cs.failed.Add(1)
-			}
-			if negotiating {
-				switch o {
-				case results.TimedOut:
-					cs.negTimedOut.Add(1)
-				case results.Failed:
-					cs.negFailed.Add(1)
-				}
-			}
-		}
 		cs.releaseProxy(&a, false)
-		if (o == results.TimedOut || o == results.Rejected) && n < cs.spec.Retry.Attempts && (caller == nil || !caller.orphaned()) {
-			if rt.measuring.Load() {
-				cs.retries.Add(1)
-			}
-			if rt.clk.sleep(ctx, cs.backoffDelay()) != nil {
+		if retry {
+			cs.bmu.Lock()
+			d := cs.backoff.Next()
+			cs.bmu.Unlock()
+			if rt.clk.sleep(ctx, d) != nil {
 				return results.Failed, true
 			}
 			continue
@@ -522,18 +408,11 @@ func (rt *runner) doCall(ctx context.Context, site *callStat, from *tierRT, call
 	}
 }
 
-func (cs *callStat) backoffDelay() time.Duration {
-	if cs.backoff == nil {
-		return 0
-	}
-	d := cs.backoff.sample()
-	if j := cs.spec.Retry.Jitter; j > 0 {
-		cs.jmu.Lock()
-		u := cs.jitter.Float64()
-		cs.jmu.Unlock()
-		d = time.Duration(float64(d) * (1 - j*u))
-	}
-	return d
+// count counts under the site's lock.
+func (cs *callStat) count(f func(*model.CallCounts)) {
+	cs.cmu.Lock()
+	f(&cs.counts)
+	cs.cmu.Unlock()
 }
 
 // attempt runs one attempt: proxy, creation and handshake (or the
@@ -546,17 +425,18 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 	o, gone = cs.attempt1(ctx, a, from, caller, u, root)
 	negotiating = a.negotiating
 	b := &cs.spec.Binding
-	if o != results.Completed || gone || !b.CloseMessage || a.proxy == nil || !a.proxy.perCall || !cs.sessionful() {
+	if o != results.Completed || gone || a.proxy == nil || !b.SendsClose(a.proxy.PerCall, cs.sessionful()) {
 		return o, gone, negotiating
 	}
-	// The close: its own message and its own timeout (model call cpClose).
+	// The close: its own message and its own timeout.
 	cctx := ctx
 	if ct := b.CloseTimeout; ct > 0 {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeoutCause(ctx, cs.rt.clk.toReal(ct), errTimeout)
 		defer cancel()
 	}
-	o, err := cs.sendMsg(cctx, a, model.MsgClose, b.CPUBase, false, caller, u, root)
+	cpu, _ := b.Message(model.MsgClose, 0)
+	o, err := cs.sendMsg(cctx, a, model.MsgClose, cpu, false, caller, u, root)
 	if err != nil {
 		if ctx.Err() != nil {
 			return results.Failed, true, false
@@ -573,11 +453,11 @@ func (cs *callStat) attempt(ctx context.Context, a *attempt, from *tierRT, calle
 var errNegTimeout = errors.New("security negotiation timed out")
 
 // negotiate runs a new proxy's security negotiation as its own exchange
-// (model call cpNegotiate): its legs, each a request to the target and a
-// round trip on the wire, within the negotiation's own timeout. Unlike
-// the model, which sends the legs on the call's connection once it holds
-// it, each leg takes a connection from the pool for itself, before the
-// call's.
+// (model.Binding.NegotiatesApart): its legs, each a request to the target
+// (Binding.Message) and a round trip on the wire (Call.LegWire), within
+// the negotiation's own timeout. Unlike the simulator, which sends the
+// legs on the call's connection once it holds it, each leg takes a
+// connection from the pool for itself, before the call's.
 func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *user, root *rootReq) (results.Outcome, error) {
 	b := &cs.spec.Binding
 	clk := cs.rt.clk
@@ -588,16 +468,17 @@ func (cs *callStat) negotiate(actx context.Context, a *attempt, caller *job, u *
 		defer cancel()
 	}
 	for leg := range b.NegotiationLegs {
-		o, err := cs.sendMsg(nctx, a, model.MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), leg == b.NegotiationLegs-1, caller, u, root)
+		cpu, last := b.Message(model.MsgNegotiate, leg)
+		o, err := cs.sendMsg(nctx, a, model.MsgNegotiate, cpu, last, caller, u, root)
 		if err != nil {
 			return results.Failed, context.Cause(nctx)
 		}
 		if o != results.Completed {
 			return o, nil // SecurityNegotiationException, or refused at the door
 		}
-		if lat := cs.spec.Network.Latency; lat > 0 {
+		if d := cs.spec.LegWire(); d > 0 {
 			t0 := clk.now()
-			err := clk.sleep(nctx, 2*lat)
+			err := clk.sleep(nctx, d)
 			root.charge(results.BdNet, clk.now()-t0)
 			if err != nil {
 				return results.Failed, context.Cause(nctx)
@@ -677,10 +558,10 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	ps := cs.proxy
 	var s *sem
 	ps.mu.Lock()
-	switch {
-	case ps.spec.Kind == model.ProxySharedNoOpen && ps.opening:
+	switch a.gate = ps.Gate(); a.gate {
+	case model.GateOpen:
 		s = ps.mutex
-	case ps.spec.Kind == model.ProxyPoolWait:
+	case model.GatePool:
 		s = ps.pool
 	}
 	ps.mu.Unlock()
@@ -698,8 +579,8 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	// A new proxy costs the caller CPU to build (ChannelFactory not cached)
 	// and, on a secure binding, a negotiation handshake.
 	ps.mu.Lock()
-	fresh := a.proxy.fresh
-	a.proxy.fresh = false
+	fresh := a.proxy.Fresh
+	a.proxy.Fresh = false
 	ps.mu.Unlock()
 	if fresh {
 		b := &spec.Binding
@@ -713,7 +594,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 			// The channel is built: its factory goes into the cache.
 			cs.addFactory(build, a.ep)
 		}
-		if hs := time.Duration(2*b.SessionRoundTrips) * spec.Network.Latency; hs > 0 && b.NegotiationLegs == 0 {
+		if hs := spec.HandshakeWire(); hs > 0 && !b.NegotiatesApart() {
 			t0 := clk.now()
 			err := clk.sleep(actx, hs)
 			root.charge(results.BdNet, clk.now()-t0)
@@ -723,7 +604,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 		}
 	}
 
-	if fresh && spec.Binding.NegotiationLegs > 0 {
+	if fresh && spec.Binding.NegotiatesApart() {
 		o, err := cs.negotiate(actx, a, caller, u, root)
 		if err != nil || o != results.Completed {
 			a.negotiating = true
@@ -745,8 +626,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	// queue the model would have.
 	pool := cs.conns
 	pool.mu.Lock()
-	// NoPending (max_pending = 0): refused whenever no connection is free.
-	if mp := spec.Conn.MaxPending; (mp > 0 || spec.Conn.NoPending) && pool.limit > 0 && pool.inUse+pool.waiting-pool.limit >= mp {
+	if queued := pool.inUse + pool.waiting - pool.limit; spec.Conn.Refuses(pool.limit <= 0 || queued < 0, queued) {
 		pool.mu.Unlock()
 		return results.Rejected, false
 	}
@@ -799,7 +679,7 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 				cs.wmu.Unlock()
 			}
 			root.charge(results.BdConn, now-t0)
-			if d := spec.Binding.Cost(spec.RequestKB); d > 0 && from != nil {
+			if d := spec.EncodeCPU(); d > 0 && from != nil {
 				sendErr = from.useCPU(actx, d, root)
 			}
 			if d := spec.Wire(spec.RequestKB); d > 0 && sendErr == nil {
@@ -844,9 +724,9 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	if cs.sessionful() {
 		cs.setProxyHeader(req.Header, a.proxy)
 	}
-	if fresh && spec.Binding.SessionCPU > 0 && spec.Binding.NegotiationLegs == 0 {
+	if d := spec.Binding.ServiceSessionCPU(fresh); d > 0 {
 		// The server's side of a new proxy's security negotiation.
-		req.Header.Set(hdrExtra, strconv.FormatInt(int64(spec.Binding.SessionCPU), 10))
+		req.Header.Set(hdrExtra, strconv.FormatInt(int64(d), 10))
 	}
 	resp, err := client.Do(req)
 	if err != nil || sendErr != nil {
@@ -860,8 +740,8 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.Header.Get(hdrRefused) == "1" && a.proxy != nil {
-			// Sent off its session's machine: the channel faults and is
-			// aborted (model call.route).
+			// Sent off its session's machine (model.ChooseReplica): the
+			// channel faults and is aborted.
 			cs.proxy.mu.Lock()
 			tell := cs.closeInstLocked(a.proxy)
 			cs.proxy.mu.Unlock()
@@ -874,18 +754,14 @@ func (cs *callStat) attempt1(ctx context.Context, a *attempt, from *tierRT, call
 	// Receive and decode with the connection held (the body is unread).
 	var rerr error
 	// A one-way call's answer is an acknowledgement: no reply message to
-	// transfer or decode (model call.replyKB).
+	// transfer or decode (model.Call.ReplyWire, DecodeCPU).
 	oneWay := rt.top.Tiers[spec.Target].OneWay()
-	replyKB := spec.ReplyKB
-	if oneWay {
-		replyKB = 0
-	}
-	if d := spec.Wire(replyKB); d > 0 {
+	if d := spec.ReplyWire(oneWay); d > 0 {
 		t1 := clk.now()
 		rerr = clk.sleep(actx, d)
 		root.charge(results.BdNet, clk.now()-t1)
 	}
-	if d := spec.Binding.Cost(spec.ReplyKB); rerr == nil && d > 0 && from != nil && !oneWay {
+	if d := spec.DecodeCPU(oneWay); rerr == nil && d > 0 && from != nil {
 		rerr = from.useCPU(actx, d, root)
 	}
 	_, berr := io.Copy(io.Discard, resp.Body)

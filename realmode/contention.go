@@ -196,9 +196,9 @@ func (j *job) handoff(res model.Res, si int) error {
 	} else {
 		n, _ = t.cores.snapshot()
 	}
-	lock := t.concLock
+	lock := t.Singleton
 	if si >= 0 {
-		lock = t.locks[t.spec.Steps[si].Lock]
+		lock = t.Locks[t.spec.Steps[si].Lock]
 	}
 	behind := 0
 	if lock != nil {

@@ -21,12 +21,12 @@ func counterSummary(tr results.Tier) string {
 func TestCountersForReal(t *testing.T) {
 	// ASP.NET: 2 admitted at once, one worker thread, a queue of 2: of
 	// five requests one runs, one waits for the thread, two wait in the
-	// queue, one is refused (model TestASPNetCountersStepTable).
+	// queue, one is refused (simmode: TestASPNetCountersStepTable).
 	web := model.Tier{Name: "web", Host: model.HostIISIntegrated, DotNet: "4.0", Cores: 8, CostMultiplier: 1,
 		Worker: model.Pool{Min: 1, Max: 1}, IO: model.Pool{Min: 100, Max: 100},
 		Admission: model.Admission{Kind: model.AdmitConcurrent, MaxExecuting: 2, QueueLimit: 2},
 		Steps:     []model.Step{waitFor(time.Second)}}
-	// WCF: MaxConcurrentCalls 2, four calls (model TestWCFCountersStepTable).
+	// WCF: MaxConcurrentCalls 2, four calls (simmode: TestWCFCountersStepTable).
 	svc := model.Tier{Name: "svc", Cores: 8, CostMultiplier: 1,
 		Worker: model.Pool{Min: 100, Max: 100}, IO: model.Pool{Min: 100, Max: 100},
 		WCF:   &model.WCF{MaxCalls: 2, MaxSessions: 100, MaxInstances: 100, Instancing: model.PerCall, Concurrency: model.ConcurrencyMultiple},

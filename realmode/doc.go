@@ -20,7 +20,7 @@
 //     its own and a call is bound to the least busy one (head-of-line
 //     blocking), as in the model's lanes.
 //   - A farm's machines are tiers, each its own server with its own pools
-//     and throttles (model farm.go). A call that addresses the farm by its
+//     and throttles (model.Farm). A call that addresses the farm by its
 //     virtual host name goes through the farm's balancer, a loopback server
 //     of its own (farm.go) that applies the balancer's door
 //     (model.DecideBalancer) and latency and forwards each request to the

@@ -17,7 +17,8 @@ import (
 	"github.com/tsim-dev/tsim/sim"
 )
 
-// Farms for real (model farm.go). Every machine of a farm is a tier, so it
+// Farms for real (model.Farm, the balancer's decisions in model/farm.go).
+// Every machine of a farm is a tier, so it
 // has its own listener, pools, throttles and connection pools already. A
 // call that addresses the farm by its virtual host name goes to the farm's
 // balancer: a loopback HTTP server of its own (balancerRT) that applies
@@ -235,8 +236,9 @@ func (b *balancerRT) closeProxy(id uint64, aborted bool) {
 	}
 }
 
-// ServeHTTP passes one request through the balancer (model call cpBalance,
-// cpLBIn, route, serverDone, cpRecv).
+// ServeHTTP passes one request through the balancer: its door
+// (model.DecideBalancer), its latency, the route (model.ChooseReplica),
+// the machine's answer, and the latency back.
 func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt := b.rt
 	if !rt.handlers.enter() {
@@ -310,7 +312,8 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// Route (model call.route).
+	// Route: the machine, by the policy, the connection (sticky) or the
+	// proxy's session (model.ChooseReplica).
 	var proxy uint64
 	sessionful := false
 	if si, err := strconv.Atoi(r.Header.Get(hdrSpec)); err == nil && si >= 0 && si < len(rt.calls) {
@@ -325,24 +328,11 @@ func (b *balancerRT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			session = s
 		}
 	}
-	var rep int
-	refused := false
-	if spec.Policy == model.BalanceSticky {
-		rep = b.stickyLocked(r.RemoteAddr)
-		if session >= 0 {
-			if spec.Affinity {
-				rep = session
-			} else {
-				refused = rep != session
-			}
-		}
-	} else {
-		x := 0.0
-		if spec.Policy == model.BalanceRandom {
-			x = b.rnd.Float64()
-		}
-		rep, refused = model.ChooseReplica(spec, &b.bal, x, -1, session)
+	x := 0.0
+	if spec.Policy == model.BalanceRandom {
+		x = b.rnd.Float64()
 	}
+	rep, refused := model.ChooseReplica(spec, &b.bal, x, -1, session, func() int { return b.stickyLocked(r.RemoteAddr) })
 	if !refused {
 		if sessionful && session < 0 {
 			b.sessions[proxy] = rep

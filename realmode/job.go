@@ -243,25 +243,18 @@ func (j *job) acquire(n model.Need, s *sem, w *waiter) (o results.Outcome, end b
 	return 0, false
 }
 
-// semOf is real mode's semaphore of a resource (t.mu held).
+// semOf is real mode's semaphore of a resource (t.mu held;
+// model.Throttles.Of).
 func (j *job) semOf(r model.Res, i int) *sem {
-	t := j.t
-	switch r {
-	case model.ResInstances:
-		return t.instances
-	case model.ResCalls:
-		return t.calls
-	case model.ResSingletonLock:
-		return t.concLock
-	case model.ResSessionLock:
+	var session *sem
+	if r == model.ResSessionLock {
 		if j.sess.lock == nil {
 			j.sess.lock = newSem(1)
 		}
-		return j.sess.lock
-	case model.ResGate:
-		return t.gates[i]
+		session = j.sess.lock
 	}
-	return nil
+	s, _ := j.t.Of(r, i, session)
+	return s
 }
 
 // steps runs the operation's steps.
@@ -288,7 +281,7 @@ func (j *job) steps() (o results.Outcome, end bool) {
 				return results.Failed, true
 			}
 		case model.StepLock:
-			s, waited := t.locks[st.Lock], false
+			s, waited := t.Locks[st.Lock], false
 			if err := j.waitFor(results.BdLock, func(ctx context.Context) error {
 				w := s.begin()
 				if w != nil {
@@ -304,7 +297,7 @@ func (j *job) steps() (o results.Outcome, end bool) {
 			}
 		case model.StepUnlock:
 			if j.Held.DropLock(st.Lock) {
-				t.locks[st.Lock].release()
+				t.Locks[st.Lock].release()
 			}
 		case model.StepCall:
 			o, err := j.call(st.Call)
@@ -419,18 +412,13 @@ func (j *job) accept() {
 func (j *job) Give(k model.Hold, i int) {
 	t := j.t
 	switch k {
-	case model.HoldLock:
-		t.locks[i].release()
 	case model.HoldInstanceLock, model.HoldChannel:
 		j.conc.release()
 	case model.HoldThread:
 		j.thread.release()
-	case model.HoldGate:
-		t.gates[i].release()
-	case model.HoldCallSlot:
-		t.calls.release()
-	case model.HoldInstance:
-		t.instances.release()
+	case model.HoldLock, model.HoldGate, model.HoldCallSlot, model.HoldInstance:
+		s, _ := t.Holding(k, i)
+		s.release()
 	case model.HoldSession:
 		if !j.keepsSession() {
 			t.mu.Lock()

@@ -11,9 +11,9 @@ import (
 )
 
 // loadRT generates the workload with goroutines: one per closed user
-// (think, request, wait, repeat), following the Users schedule, or one
-// generator of open arrivals following the Rate schedule, each arrival on
-// its own goroutine. The rules mirror model/loadrt.go.
+// (think, request, wait, repeat), following the Users schedule
+// (model.SetUsers), or one generator of open arrivals
+// (model.Arrivals), each arrival on its own goroutine.
 type loadRT struct {
 	rt   *runner
 	spec *model.Load
@@ -22,9 +22,8 @@ type loadRT struct {
 	mu    sync.Mutex
 	users []*user
 
-	think  *lockedSampler
-	arrive *sim.Stream // open arrivals: used by the generator goroutine only
-	shape  *sim.Sampler
+	think    *lockedSampler
+	arrivals *model.Arrivals // open arrivals: used by the generator goroutine only
 
 	// traceSent is how many of a trace's arrivals have been counted, as
 	// generated or by unsentTrace; guarded by runner.mu.
@@ -33,15 +32,13 @@ type loadRT struct {
 
 // user is one closed-loop user. Its flags are guarded by loadRT.mu.
 type user struct {
-	l        *loadRT
-	id       int
-	retired  bool // asked to stop: leaves after its current request
-	busy     bool
-	thinking bool
-	epoch    int // bumped when a think is cancelled
-	cancel   context.CancelFunc
-	wake     chan struct{}
-	proxy    *proxyInst
+	model.User
+	l      *loadRT
+	id     int
+	epoch  int // bumped when a think is cancelled
+	cancel context.CancelFunc
+	wake   chan struct{}
+	proxy  *proxyInst
 }
 
 func newLoadRT(rt *runner) *loadRT {
@@ -51,10 +48,8 @@ func newLoadRT(rt *runner) *loadRT {
 		think = sim.Const(0)
 	}
 	l.think = &lockedSampler{s: think.Sampler(rt.streams.Stream("load/think"))}
-	l.arrive = rt.streams.Stream("load/arrivals")
-	if !l.spec.Interarrival.IsZero() {
-		s := l.spec.Interarrival.Sampler(rt.streams.Stream("load/interarrival"))
-		l.shape = &s
+	if l.spec.Kind == model.LoadOpen {
+		l.arrivals = model.NewArrivals(l.spec, rt.streams.Stream("load/arrivals"), rt.streams.Stream("load/interarrival"))
 	}
 	return l
 }
@@ -91,45 +86,26 @@ func (l *loadRT) schedule(ctx context.Context) {
 }
 
 // setUsers retires the newest users first and brings back retired ones
-// before starting new ones (model loadRT.setUsers).
+// before starting new ones (model.SetUsers).
 func (l *loadRT) setUsers(ctx context.Context, want int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
-	for _, u := range l.users {
-		if !u.retired {
-			n++
-		}
-	}
-	for i := len(l.users) - 1; i >= 0 && n > want; i-- {
-		u := l.users[i]
-		if !u.retired {
-			u.retired = true
-			n--
-			if !u.busy && u.thinking {
-				u.thinking = false
-				u.epoch++
-				u.cancel()
-			}
-		}
-	}
-	for _, u := range l.users {
-		if n >= want {
-			break
-		}
-		if u.retired && !u.busy && !u.thinking {
-			u.retired = false
-			n++
+	start := model.SetUsers(len(l.users), func(i int) *model.User { return &l.users[i].User }, want,
+		func(i int) {
+			u := l.users[i]
+			u.Thinking = false
+			u.epoch++
+			u.cancel()
+		},
+		func(i int) {
 			select {
-			case u.wake <- struct{}{}:
+			case l.users[i].wake <- struct{}{}:
 			default:
 			}
-		}
-	}
-	for n < want {
+		})
+	for range start {
 		u := &user{l: l, id: len(l.users), wake: make(chan struct{}, 1)}
 		l.users = append(l.users, u)
-		n++
 		l.rt.loadWG.Add(1)
 		go u.loop(ctx)
 	}
@@ -140,7 +116,7 @@ func (u *user) loop(ctx context.Context) {
 	defer l.rt.loadWG.Done()
 	for {
 		l.mu.Lock()
-		for u.retired {
+		for u.Retired {
 			l.mu.Unlock()
 			select {
 			case <-u.wake:
@@ -150,7 +126,7 @@ func (u *user) loop(ctx context.Context) {
 			l.mu.Lock()
 		}
 		tctx, cancel := context.WithCancel(ctx)
-		u.cancel, u.thinking = cancel, true
+		u.cancel, u.Thinking = cancel, true
 		epoch := u.epoch
 		d := l.think.sample()
 		l.mu.Unlock()
@@ -161,63 +137,44 @@ func (u *user) loop(ctx context.Context) {
 			return
 		}
 		l.mu.Lock()
-		if err != nil || u.epoch != epoch || u.retired {
+		if err != nil || u.epoch != epoch || u.Retired {
 			// The think was cancelled (retired); start over.
-			u.thinking = false
+			u.Thinking = false
 			l.mu.Unlock()
 			continue
 		}
-		u.thinking = false
-		u.busy = true
+		u.Thinking = false
+		u.Busy = true
 		l.mu.Unlock()
 
 		l.request(ctx, u)
 
 		l.mu.Lock()
-		u.busy = false
+		u.Busy = false
 		l.mu.Unlock()
 	}
 }
 
-// open generates arrivals following the Rate schedule: Poisson by thinning
-// (Lewis & Shedler) at the peak rate, or a renewal process with the given
-// shape rescaled to the current rate (model loadRT.scheduleArrival).
+// open generates the open load's arrivals (model.Arrivals) at their
+// absolute instants, so that a late wake-up does not shift later ones; a
+// trace's, counted one by one, by traced.
 func (l *loadRT) open(ctx context.Context) {
 	rt := l.rt
 	if l.spec.Arrivals != nil {
 		l.traced(ctx)
 		return
 	}
-	peak := l.spec.Rate.Max()
-	if peak <= 0 {
-		return
-	}
 	now := time.Duration(0)
 	for {
-		var at time.Duration
-		if l.shape != nil {
-			rate := l.spec.Rate.At(now)
-			if rate <= 0 {
-				next, ok := model.NextPositive(l.spec.Rate, now)
-				if !ok {
-					return
-				}
-				at = next
-			} else {
-				at = now + time.Duration(float64(l.shape.Sample())/(l.spec.Interarrival.Mean().Seconds()*rate))
-			}
-		} else {
-			at = now + sim.FromSeconds(l.arrive.ExpFloat64()/peak)
-		}
-		if at > rt.top.Duration {
+		at, ok := l.arrivals.Next(now)
+		if !ok || at > rt.top.Duration {
 			return
 		}
-		// Absolute instants: a late wake-up does not shift later arrivals.
 		if rt.clk.sleepUntil(ctx, rt.clk.toReal(at)) != nil {
 			return
 		}
 		now = at
-		if l.shape != nil || l.arrive.Float64()*peak < l.spec.Rate.At(now) {
+		if l.arrivals.Keep(now) {
 			rt.loadWG.Add(1)
 			go func() {
 				defer rt.loadWG.Done()

@@ -304,8 +304,9 @@ type runner struct {
 	load   *loadRT
 	farms  []*farmRT // Topology.Farms (farm.go)
 
-	// factories are the callers' ChannelFactory caches (call.go).
-	factories []*factoryCaches
+	// factories are the callers' ChannelFactory caches (fmu).
+	fmu       sync.Mutex
+	factories model.FactoryCaches
 
 	roots  sync.Map // id → *rootReq
 	jobs   sync.Map // id → *job
@@ -324,18 +325,11 @@ type runner struct {
 	fdStart   int64        // fdExhausted when the run began (fdbudget.go)
 	watch     backlogWatch // an open load above capacity (unstable.go)
 
-	mu                                                sync.Mutex
-	closed                                            bool
-	counts                                            results.Counts
-	live                                              int64
-	shed                                              int64
-	mCompleted, mTimedOut, mRejected, mFailed, mEnded int64
-	genAtWarm, liveAtWarm                             int64 // generated before the warm-up ended, and still under way then
-	firstTO                                           time.Duration
-	lat                                               *sim.Histogram
-	points                                            results.PointSampler
-	bd                                                results.BreakdownSums
-	bdCount                                           int64
+	mu              sync.Mutex
+	closed          bool
+	col             *model.Collector // what the requests came to (rt.mu)
+	generated, live int64            // requests generated, and still under way (rt.mu)
+	shed            int64
 
 	series  []results.Sample
 	every   time.Duration // current sample interval (doubles as the series fills)
@@ -351,9 +345,7 @@ func newRunner(top *model.Topology, opt Options, scale float64, warm time.Durati
 		streams: sim.NewStreams(opt.Seed),
 		callOf:  map[*model.Call]*callStat{},
 		warmB:   map[string]*barrier{},
-		lat:     sim.NewHistogram(),
-		points:  results.PointSampler{Max: maxPoints},
-		firstTO: -1,
+		col:     model.NewCollector(maxPoints),
 	}
 	rt.workCtx, rt.workCancel = context.WithCancelCause(context.Background())
 	for i := range top.Tiers {
@@ -382,7 +374,8 @@ func (rt *runner) addCall(spec *model.Call, from *tierRT) {
 	cs := rt.newCallStat(spec, from, 0)
 	rt.callOf[spec] = cs
 	if f := spec.Farm; f != nil && spec.PerHost {
-		// A call site per machine of the farm (model callStat.hostStat).
+		// A call site per machine of the farm, made before the run: the
+		// handlers read them without a lock.
 		cs.hosts = []*callStat{cs}
 		for r := 1; r < len(f.Replicas); r++ {
 			cs.hosts = append(cs.hosts, rt.newCallStat(spec, from, r))
@@ -415,19 +408,17 @@ func (rt *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat
 		cs.conns = newConnPool(rt, name, cs, &spec.Conn)
 		rt.pools = append(rt.pools, cs.conns)
 	}
-	cs.proxy = &proxyState{spec: &spec.Proxy, opening: spec.Proxy.Kind == model.ProxySharedNoOpen, mutex: newSem(1)}
+	cs.proxy = &proxyState{mutex: newSem(1)}
+	cs.proxy.Proxies = model.NewProxies(&spec.Proxy, func(perCall, fresh bool) *proxyInst {
+		return &proxyInst{ClientProxy: model.ClientProxy{PerCall: perCall, Fresh: fresh}, id: rt.nextID.Add(1)}
+	})
 	if spec.Proxy.Kind == model.ProxyPoolWait {
 		cs.proxy.pool = newSem(max(spec.Proxy.PoolSize, 1))
 	}
 	path := fmt.Sprintf("call/%s/%s", name, cs.host)
-	if !spec.Retry.Backoff.IsZero() {
-		cs.backoff = &lockedSampler{s: spec.Retry.Backoff.Sampler(rt.streams.Stream(path + "/backoff"))}
-	}
-	cs.jitter = rt.streams.Stream(path + "/jitter")
-	cs.fc, cs.tierCall = rt.factoryCaches(name, spec), from != nil && spec.Proxy.Priced()
-	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
-		cs.epRnd = rt.streams.Stream(path + "/endpoint")
-	}
+	cs.backoff = model.NewBackoff(&spec.Retry, rt.streams.Stream(path+"/backoff"), rt.streams.Stream(path+"/jitter"))
+	cs.fmu, cs.factories, cs.tierCall = &rt.fmu, rt.factories.For(name, spec, cs.host), from != nil && spec.Proxy.Priced()
+	cs.endpoints = model.NewEndpoints(&spec.Proxy, rt.streams.Stream(path+"/endpoint"))
 	rt.calls = append(rt.calls, cs)
 	if from != nil {
 		from.out = append(from.out, cs)
@@ -495,7 +486,10 @@ func (rt *runner) startAll() {
 		}
 	}
 	if rt.warmup <= 0 {
+		rt.mu.Lock()
 		rt.measuring.Store(true)
+		rt.col.StartMeasuring(0, 0)
+		rt.mu.Unlock()
 	}
 	rt.load.start(ctx)
 }
@@ -551,14 +545,14 @@ func (rt *runner) finish(intr error) (*results.Run, error) {
 		end = min(end, rt.clk.toSim(rt.endReal))
 	}
 	if n := rt.load.unsentTrace(end); n > 0 {
-		rt.counts.Generated += n
+		rt.generated += n
 		rt.live += n
 	}
 	rt.mu.Unlock()
 	res := rt.collect(intr != nil)
 	rt.shutdown()
-	if !rt.counts.Conserved() {
-		return res, fmt.Errorf("realmode: requests not conserved over the run: %+v", rt.counts)
+	if !rt.col.Counts.Conserved() {
+		return res, fmt.Errorf("realmode: requests not conserved over the run: %+v", rt.col.Counts)
 	}
 	if !res.Requests.Conserved() {
 		return res, fmt.Errorf("realmode: requests not conserved after warm-up: %+v", res.Requests)
@@ -612,40 +606,12 @@ func (rt *runner) collect(interrupted bool) *results.Run {
 		dur = clk.simSeconds(now)
 	}
 	res := &results.Run{
-		Seed:         rt.opt.Seed,
-		Duration:     dur,
-		Warmup:       rt.warmup.Seconds(),
-		Series:       rt.series,
-		Points:       rt.points.Points(),
-		FirstTimeout: -1,
+		Seed:     rt.opt.Seed,
+		Duration: dur,
+		Warmup:   rt.warmup.Seconds(),
+		Series:   rt.series,
 	}
-	if rt.firstTO >= 0 {
-		res.FirstTimeout = clk.simSeconds(rt.firstTO)
-	}
-	c := rt.counts
-	c.InFlight = c.Generated - c.Completed - c.TimedOut - c.Rejected - c.Failed
-	if rt.live != c.InFlight {
-		// Conservation is checked independently: the in-flight count derived
-		// from the others must equal the requests still open.
-		c.InFlight = rt.live
-	}
-	rt.counts = c
-	// The measured period's counts, as the model reports them.
-	res.Requests = results.Counts{
-		Generated: c.Generated - rt.genAtWarm, InFlightAtWarmup: rt.liveAtWarm,
-		Completed: rt.mCompleted, TimedOut: rt.mTimedOut, Rejected: rt.mRejected, Failed: rt.mFailed,
-		InFlight: c.InFlight,
-	}
-	if span := clk.simSeconds(now - rt.warmAt); span > 0 {
-		res.ThroughputPerS = float64(rt.entryDone.Load()) / span
-		res.GoodputPerS = float64(rt.mCompleted) / span
-	}
-	if rt.mEnded > 0 {
-		res.TimeoutRate = float64(rt.mTimedOut) / float64(rt.mEnded)
-		res.RejectRate = float64(rt.mRejected) / float64(rt.mEnded)
-	}
-	res.Latency, res.Quantiles = model.LatencySummary(rt.lat)
-	res.Breakdown = rt.bd.Mean(rt.bdCount)
+	rt.col.Fill(res, rt.generated, rt.live, rt.entryDone.Load(), clk.toSim(now-rt.warmAt))
 	for _, t := range rt.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now))

@@ -11,16 +11,10 @@ import (
 	"github.com/tsim-dev/tsim/results"
 )
 
-// WCF sessions (model job.go openSession, clientGone, abandonSession;
-// call.go proxyInst, closeSession, close).
-//
-// A sessionful binding (netTcp, wsHttp with a secure session, named pipes)
-// gives every client proxy a server session: the first call on a proxy
-// takes a MaxConcurrentSessions slot and, for PerSession instancing, a
-// MaxConcurrentInstances slot that the session keeps; later calls on the
-// proxy, and calls that arrive while it is being opened, wait for it. The
-// client names its proxy in a header of every request (hdrProxy); the
-// target tier keeps the proxy's server-side state in its session map.
+// WCF sessions: model.Session's state and rules, kept by the target tier
+// under its lock. The client names its proxy in a header of every request
+// (hdrProxy); the target tier keeps the proxy's server-side state in its
+// session map.
 //
 // A per-call proxy's session ends with its job. A long-lived proxy's
 // session ends when the client has closed or aborted the proxy and no job
@@ -36,39 +30,31 @@ const (
 )
 
 // errClientGone is the cause of a session wait ended by the client giving
-// up (timeout or abort): the request is dropped (model job.clientGone).
+// up (timeout or abort): the request is dropped
+// (model.Binding.DropsWaitingCall).
 var errClientGone = errors.New("client gone while waiting for its session")
 
 // errRefused is a new connection the netTcp listener refuses: its pending
 // connections and backlog are full (model.DecideListener).
 var errRefused = errors.New("connection refused: the netTcp listener's pending connections and backlog are full")
 
-// sessState is one client proxy as its target tier sees it (the server
-// half of model.proxyInst). Its fields are guarded by the tier's sessMu.
+// sessState is one client proxy as its target tier sees it. Its fields
+// are guarded by the tier's mu.
 type sessState struct {
 	model.Session
-	id       uint64
-	perCall  bool
-	jobs     int  // jobs in progress on the proxy (from arrival to finish)
-	dead     bool // closed or aborted by the client
-	session  bool // holds a MaxConcurrentSessions slot
-	instance bool // holds a MaxConcurrentInstances slot (PerSession)
-	opener   *job // the job opening the session, if one is
+	id      uint64
+	perCall bool
+	opener  *job // the job opening the session, if one is
 	// ready is closed when the opener has opened the session or given up;
 	// the jobs waiting for it then look again.
 	ready chan struct{}
 	lock  *sem // PerSession + ConcurrencyMode Single/Reentrant: the session's instance lock
-	// aborted: the client aborted the proxy unseen by a server that keeps
-	// the session until SessionIdleTimeout after its last message
-	// (lastActive, real time; idle the timer); pending: its security
-	// session is negotiated and not yet opened (WCF.MaxPendingSessions),
-	// pendTimer its expiry (model proxyInst.settle, pend, unpend).
-	aborted    bool
-	lastActive time.Duration
-	idle       *time.Timer
-	pending    bool
-	pendTimer  *time.Timer
-	idleAfter  time.Duration // the binding's SessionIdleTimeout
+	// idle is the session's inactivity timer (model.Session.Settle;
+	// LastActive is real time); pendTimer the expiry of its pending
+	// security session (WCF.PendingSessionTimeout).
+	idle      *time.Timer
+	pendTimer *time.Timer
+	idleAfter time.Duration // the binding's SessionIdleTimeout
 }
 
 // sessionful reports whether calls through cs have WCF sessions at their
@@ -80,30 +66,29 @@ func (cs *callStat) sessionful() bool {
 // setProxyHeader names the attempt's proxy for the target.
 func (cs *callStat) setProxyHeader(h http.Header, p *proxyInst) {
 	h.Set(hdrProxy, strconv.FormatUint(p.id, 10))
-	if p.perCall {
+	if p.PerCall {
 		h.Set(hdrPerCall, "1")
 	}
 }
 
-// closeInstLocked marks p closed or aborted by the client (model
-// proxyInst.close); ps.mu is held. It reports whether the target must be
+// closeInstLocked marks p closed or aborted by the client; ps.mu is held. It reports whether the target must be
 // told (closeInst), which the caller does once it has let go of ps.mu.
 func (cs *callStat) closeInstLocked(p *proxyInst) bool {
-	if p.dead {
+	if p.Dead {
 		return false
 	}
-	p.dead = true
+	p.Dead = true
 	return cs.sessionful()
 }
 
 // closeInst tells the target that the client closed the proxy p, or
-// aborted it (model proxyInst.close, abort).
+// aborted it (model.Session.ClientClosed).
 func (cs *callStat) closeInst(p *proxyInst, aborted bool) {
 	cs.closeProxyAt(p.id, aborted)
 }
 
 // sessionFor registers a job on its proxy's state, creating it at the
-// proxy's first request (model call cpServer: proxy.jobs++).
+// proxy's first request.
 func (t *tierRT) sessionFor(id uint64, perCall bool, idle time.Duration, msg model.MsgKind) *sessState {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -113,7 +98,7 @@ func (t *tierRT) sessionFor(id uint64, perCall bool, idle time.Duration, msg mod
 		t.sessMap[id] = s
 	}
 	if msg == model.MsgCall {
-		s.jobs++ // a negotiation leg or a close holds nothing on the session
+		s.Jobs++ // a negotiation leg or a close holds nothing on the session
 	}
 	return s
 }
@@ -131,18 +116,14 @@ func (t *tierRT) closeProxy(id uint64, aborted bool) {
 		s = &sessState{id: id}
 		t.sessMap[id] = s
 	}
-	if !s.dead && aborted {
-		s.aborted = true
-	}
-	s.dead = true
-	if s.jobs == 0 {
+	if s.ClientClosed(aborted) {
 		t.settleLocked(s)
-		if s.pending && s.pendTimer == nil && t.spec.WCF != nil && t.spec.WCF.PendingSessionTimeout > 0 {
+		if s.Pending && s.pendTimer == nil && t.spec.WCF != nil && t.spec.WCF.PendingSessionTimeout > 0 {
 			// Negotiated, but the call that would open it never came.
 			s.pendTimer = time.AfterFunc(t.rt.clk.toReal(t.spec.WCF.PendingSessionTimeout), func() {
 				t.mu.Lock()
 				defer t.mu.Unlock()
-				if s.jobs == 0 {
+				if s.Jobs == 0 {
 					t.unpendLocked(s)
 				}
 			})
@@ -150,53 +131,38 @@ func (t *tierRT) closeProxy(id uint64, aborted bool) {
 	}
 }
 
-// settleLocked is a dead proxy's last job ending (model proxyInst.settle):
-// a closed proxy's session ends now, an aborted one's SessionIdleTimeout
-// after its last message.
+// settleLocked is a closed proxy's last job ending (model.Session.Settle).
 func (t *tierRT) settleLocked(s *sessState) {
-	if !s.aborted || s.idleAfter <= 0 || !s.session {
+	if s.idle != nil && s.Aborted && s.idleAfter > 0 && s.Open {
+		return // its inactivity timer runs
+	}
+	now := t.rt.clk.now()
+	closeNow, at := s.Settle(now, t.rt.clk.toReal(s.idleAfter))
+	if closeNow {
 		t.closeSessionLocked(s)
 		return
 	}
-	if s.idle != nil {
-		return
-	}
-	wait := s.lastActive + t.rt.clk.toReal(s.idleAfter) - t.rt.clk.now()
-	if wait <= 0 {
-		t.closeSessionLocked(s)
-		return
-	}
-	s.idle = time.AfterFunc(wait, func() {
+	s.idle = time.AfterFunc(at-now, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		if s.jobs == 0 {
+		if s.Jobs == 0 {
 			t.closeSessionLocked(s) // receiveTimeout: the idle session is dropped
 		}
 	})
 }
 
 // pendLocked counts s's security session pending (its token issued); it
-// reports false when that would exceed MaxPendingSessions (model
-// DecideNegotiation).
+// reports false when the tier has WCF.MaxPendingSessions already
+// (model.Session.Pend).
 func (t *tierRT) pendLocked(s *sessState) bool {
-	if s.pending {
-		return true
-	}
-	if !model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions) {
-		return false
-	}
-	s.pending = true
-	t.st.Pending++
-	return true
+	return s.Pend(&t.st, t.spec.WCF.MaxPendingSessions)
 }
 
-// unpendLocked ends s's pending state (model proxyInst.unpend).
+// unpendLocked ends s's pending state (model.Session.Unpend).
 func (t *tierRT) unpendLocked(s *sessState) {
-	if !s.pending {
+	if !s.Unpend(&t.st) {
 		return
 	}
-	s.pending = false
-	t.st.Pending--
 	if s.pendTimer != nil {
 		s.pendTimer.Stop()
 		s.pendTimer = nil
@@ -204,20 +170,17 @@ func (t *tierRT) unpendLocked(s *sessState) {
 }
 
 // closeSessionLocked ends the proxy's server session, if any
-// (model proxyInst.closeSession).
+// (model.Session.Close).
 func (t *tierRT) closeSessionLocked(s *sessState) {
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
 	}
-	if !s.session {
-		return
-	}
-	s.session = false
-	t.sessions.release()
-	if s.instance {
-		s.instance = false
-		t.instances.release()
+	if session, instance := s.Close(); session {
+		t.sessions.release()
+		if instance {
+			t.Instances.release()
+		}
 	}
 }
 
@@ -231,27 +194,21 @@ func (j *job) leaveSession() {
 	t := j.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s.jobs--
-	s.lastActive = t.rt.clk.now()
-	if s.dead && s.jobs == 0 {
+	if s.CallEnded(t.rt.clk.now()) {
 		t.settleLocked(s)
 	}
-	if s.perCall && s.jobs == 0 && s.opener == nil && !s.session && !s.pending {
+	if s.perCall && s.Jobs == 0 && s.opener == nil && !s.Open && !s.Pending {
 		// A per-call proxy carries one call: nothing will come on it again.
 		delete(t.sessMap, s.id)
 	}
 }
 
 // keepsSession reports whether a per-call proxy's session outlives its job
-// (model job.keepsSession): its client closes it with a message of its
-// own, or aborted it unseen by the server.
-func (j *job) keepsSession() bool {
-	b := &j.Call.Binding
-	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
-}
+// (model.Binding.KeepsSession).
+func (j *job) keepsSession() bool { return j.Call.Binding.KeepsSession(j.orphaned()) }
 
-// openSession makes sure the job's proxy has a server session (model
-// job.openSession). It returns errClientGone when the client gave up
+// openSession makes sure the job's proxy has a server session
+// (model.Session). It returns errClientGone when the client gave up
 // while the job waited for the session (the caller drops the request),
 // or the job's own context's cause.
 func (j *job) openSession() error {
@@ -267,15 +224,13 @@ func (j *job) openSession() error {
 	// instant its client goes.
 	ctx, cancel := context.WithCancelCause(j.ctx)
 	defer cancel(nil)
-	// A session over HTTP (SessionIdleTimeout): the server never learns
-	// that the client gave up; the call stays queued, orphaned.
-	if j.reqCtx.Err() == nil && j.Call.Binding.SessionIdleTimeout <= 0 {
+	if j.reqCtx.Err() == nil && j.Call.Binding.DropsWaitingCall() {
 		stop := context.AfterFunc(j.reqCtx, func() { cancel(errClientGone) })
 		defer stop()
 	}
 	for {
 		t.mu.Lock()
-		if s.session {
+		if s.Open {
 			t.mu.Unlock()
 			return nil
 		}
@@ -298,22 +253,22 @@ func (j *job) openSession() error {
 		t.mu.Unlock()
 		break
 	}
-	listen := j.Call.Binding.Listener
+	// A new connection through the netTcp listener: it waits among the
+	// listener's pending and backlogged connections, or is refused when
+	// they are full (model.Tier.Listens).
+	t.mu.Lock()
+	listen, refused := t.spec.Listens(&j.Call.Binding, t.sessions.free(), t.st.ListenWaiting)
+	if refused {
+		s.opener = nil
+		close(s.ready)
+		t.mu.Unlock()
+		return errRefused
+	}
 	if listen {
-		// A new connection through the netTcp listener (model
-		// job.openSession): it waits among the listener's pending and
-		// backlogged connections, or is refused when they are full.
-		t.mu.Lock()
-		if !t.sessions.free() && model.DecideListener(&t.spec.WCF.Listener, t.st.ListenWaiting) == model.DecisionReject {
-			s.opener = nil
-			close(s.ready)
-			t.mu.Unlock()
-			return errRefused
-		}
 		t.st.ListenWaiting++
 		t.lv[model.LvListenerWaiting].add(1)
-		t.mu.Unlock()
 	}
+	t.mu.Unlock()
 	err := j.waitFor2(ctx, results.BdThrottle, t.sessions.acquire)
 	if listen {
 		t.mu.Lock()
@@ -323,13 +278,12 @@ func (j *job) openSession() error {
 	}
 	gotSession := err == nil
 	if err == nil && t.spec.WCF.Instancing == model.PerSession {
-		err = j.waitFor2(ctx, results.BdThrottle, t.instances.acquire)
+		err = j.waitFor2(ctx, results.BdThrottle, t.Instances.acquire)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		// The opener leaves before the session is open (model
-		// abandonSession): the slots it took go back and the waiters try
+		// The opener leaves before the session is open: the slots it took go back and the waiters try
 		// again.
 		if gotSession {
 			t.sessions.release()
@@ -339,7 +293,8 @@ func (j *job) openSession() error {
 		close(s.ready)
 		return err
 	}
-	s.session, s.instance, s.opener = true, t.spec.WCF.Instancing == model.PerSession, nil
+	s.opener = nil
+	s.Opened(t.spec.WCF.Instancing == model.PerSession)
 	t.unpendLocked(s) // accepted: no longer a pending security session
 	if s.perCall {
 		j.Held.Take(model.HoldSession)

@@ -40,14 +40,14 @@ func (rt *runner) newRoot() *rootReq {
 		rt.mu.Unlock()
 		return nil
 	}
-	rt.counts.Generated++
-	rt.watchLocked(rt.counts.Generated)
+	rt.generated++
+	rt.watchLocked(rt.generated)
 	if rt.live >= int64(rt.opt.MaxInFlight) {
 		// Counted under the same lock: were the run to end between the
 		// two, the shed request would stay in flight, not rejected.
 		rt.shed++
 		rt.live++
-		rt.recordLocked(rt.clk.now(), 0, [results.BdN]time.Duration{}, results.Rejected)
+		rt.recordLocked(rt.clk.now(), 0, &[results.BdN]time.Duration{}, results.Rejected)
 		rt.mu.Unlock()
 		return nil
 	}
@@ -58,15 +58,10 @@ func (rt *runner) newRoot() *rootReq {
 	return r
 }
 
-// rootDone records the end of a top-level request (model runner.rootDone).
-// After the run has ended, ends are not counted: those requests stay in
-// flight.
+// rootDone records the end of a top-level request. After the run has
+// ended, ends are not counted: those requests stay in flight.
 func (rt *runner) rootDone(r *rootReq, o results.Outcome) {
 	rt.roots.Delete(r.id)
-	rt.record(r, o)
-}
-
-func (rt *runner) record(r *rootReq, o results.Outcome) {
 	now := rt.clk.now()
 	r.mu.Lock()
 	r.done = true
@@ -77,52 +72,17 @@ func (rt *runner) record(r *rootReq, o results.Outcome) {
 	if rt.closed {
 		return
 	}
-	rt.recordLocked(now, now-r.start, bd, o)
+	rt.recordLocked(now, now-r.start, &bd, o)
 }
 
-// recordLocked counts an outcome at now of a request that lasted span
-// real time; rt.mu is held and the run has not ended.
-func (rt *runner) recordLocked(now, span time.Duration, bd [results.BdN]time.Duration, o results.Outcome) {
+// recordLocked counts an outcome at now of a request that lasted span,
+// its breakdown bd (real time); rt.mu is held and the run has not ended.
+func (rt *runner) recordLocked(now, span time.Duration, bd *[results.BdN]time.Duration, o results.Outcome) {
 	rt.live--
-	lat := rt.clk.toSim(span)
-	switch o {
-	case results.Completed:
-		rt.counts.Completed++
-	case results.TimedOut:
-		rt.counts.TimedOut++
-		if rt.firstTO < 0 {
-			rt.firstTO = now
-		}
-	case results.Rejected:
-		rt.counts.Rejected++
-	case results.Failed:
-		rt.counts.Failed++
+	for i := range bd {
+		bd[i] = rt.clk.toSim(bd[i])
 	}
-	if rt.measuring.Load() {
-		rt.mEnded++
-		switch o {
-		case results.Completed:
-			rt.mCompleted++
-			rt.lat.Record(lat)
-			for i := range bd {
-				rt.bd[i] += rt.clk.simSeconds(bd[i])
-			}
-			rt.bdCount++
-		case results.TimedOut:
-			rt.mTimedOut++
-		case results.Rejected:
-			rt.mRejected++
-		case results.Failed:
-			rt.mFailed++
-		}
-	}
-	rt.point(now, lat, o)
-}
-
-// point records an outcome for the latency plot, in the same bounded
-// subsample as the model's (results.PointSampler).
-func (rt *runner) point(now, lat time.Duration, o results.Outcome) {
-	rt.points.Add(results.Point{T: rt.clk.simSeconds(now), Latency: lat.Seconds(), Outcome: o})
+	rt.col.Ended(rt.clk.toSim(now), rt.clk.toSim(span), bd, o)
 }
 
 const maxPoints = 20000
@@ -132,11 +92,8 @@ func (rt *runner) resetStats() {
 	now := rt.clk.now()
 	rt.mu.Lock()
 	rt.measuring.Store(true)
-	rt.genAtWarm, rt.liveAtWarm = rt.counts.Generated, rt.live
-	rt.lat.Reset()
-	rt.mCompleted, rt.mTimedOut, rt.mRejected, rt.mFailed, rt.mEnded = 0, 0, 0, 0, 0
+	rt.col.StartMeasuring(rt.generated, rt.live)
 	rt.entryDone.Store(0)
-	rt.bd, rt.bdCount = results.BreakdownSums{}, 0
 	rt.mu.Unlock()
 	for _, t := range rt.tiers {
 		t.resetStats(now)

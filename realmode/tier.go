@@ -44,9 +44,8 @@ type tierRT struct {
 	admHead int
 	sessMap map[uint64]*sessState // the client proxies seen, by id
 
-	calls, instances, sessions, concLock *sem
-	locks                                []*sem
-	gates                                []*sem // spec.Gates
+	model.Throttles[*sem]
+	sessions *sem
 
 	// StartUp (model.Tier.StartUp): openCh is closed once the host has
 	// opened; the first request starts it opening.
@@ -151,27 +150,27 @@ func newTierRT(rt *runner, i int) *tierRT {
 	t.walk = spec.Walk()
 	t.msgWalk = [2][]model.Phase{spec.WalkOf(model.MsgNegotiate), spec.WalkOf(model.MsgClose)}
 	for _, n := range spec.Gates {
-		t.gates = append(t.gates, newSem(n))
+		t.Gates = append(t.Gates, newSem(n))
 	}
 	if spec.IsASPNet() {
 		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
 	}
 	if w := spec.WCF; w != nil {
-		t.calls = newSem(w.MaxCalls)
-		t.instances = newSem(w.MaxInstances)
+		t.Calls = newSem(w.MaxCalls)
+		t.Instances = newSem(w.MaxInstances)
 		instRep := 0
-		t.instances.onChange = func(inUse, _ int) {
+		t.Instances.onChange = func(inUse, _ int) {
 			t.lv[model.LvInstances].add(float64(inUse - instRep))
 			instRep = inUse
 		}
 		t.sessions = newSem(w.MaxSessions)
 		t.sessMap = map[uint64]*sessState{}
 		if w.SingleLock() {
-			t.concLock = newSem(1)
+			t.Singleton = newSem(1)
 		}
 	}
 	for range spec.LockCount() {
-		t.locks = append(t.locks, newSem(1))
+		t.Locks = append(t.Locks, newSem(1))
 	}
 	t.cont = newContRT(t)
 	t.demand = make([]*lockedSampler, len(spec.Steps))
@@ -226,7 +225,7 @@ func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) resu
 	cpu := 0.0
 	a := t.lv[model.LvCPU].takeInterval(now)
 	if !first && every > 0 {
-		cpu = 100 * a / (float64(every) * float64(max(t.spec.Cores, 1)))
+		cpu = t.spec.CPUPercent(a, every)
 	}
 	t.cmu.Lock()
 	t.pipesLocked()
@@ -234,13 +233,7 @@ func (t *tierRT) sample(now time.Duration, every time.Duration, first bool) resu
 	if !first && t.rt.every > 0 {
 		perS = 1 / t.rt.every.Seconds()
 	}
-	var v [model.NumLv]float64
-	for k := range t.lv {
-		v[k] = t.lv[k].value()
-	}
-	var s results.TierSample
-	model.FillSample(&s, &v, cpu)
-	t.counts.Sample(&s, perS)
+	s := model.TierSample(func(k model.Lv) float64 { return t.lv[k].value() }, cpu, &t.counts, perS)
 	t.cmu.Unlock()
 	seen := map[*connPool]bool{}
 	for _, c := range t.out {
@@ -258,18 +251,11 @@ func (t *tierRT) result(now time.Duration) results.Tier {
 	t.cmu.Lock()
 	defer t.cmu.Unlock()
 	t.pipesLocked()
-	var mean, peak [model.NumLv]float64
-	for k := range t.lv {
-		mean[k], peak[k] = t.lv[k].stats(now)
-	}
 	perS := 0.0
 	if span := t.rt.clk.simSeconds(now - t.rt.warmAt); span > 0 {
 		perS = 1 / span
 	}
-	var r results.Tier
-	model.FillTier(&r, t.spec, &mean, &peak)
-	t.counts.Fill(&r, perS)
-	t.ends.Fill(&r)
+	r := model.TierResult(t.spec, func(k model.Lv) (float64, float64) { return t.lv[k].stats(now) }, &t.counts, perS, &t.ends)
 	if t.cont != nil {
 		t.cont.fill(&r, now, t.rt.clk.simSeconds(now-t.rt.warmAt))
 	}

@@ -23,14 +23,12 @@ type callStat struct {
 	// Farms (farmrt.go): sticky binds the pool's connections to replicas
 	// (BalanceSticky); hosts are a PerHost call's statistics per replica
 	// (hosts[0] is this one), bal and rnd its client-side balancing.
-	sticky     *stickyConns
-	hosts      []*callStat
-	bal        model.BalanceState
-	rnd        *sim.Stream
-	proxy      *proxyState
-	backoff    sim.Sampler
-	hasBackoff bool
-	jitter     *sim.Stream
+	sticky  *stickyConns
+	hosts   []*callStat
+	bal     model.BalanceState
+	rnd     *sim.Stream
+	proxy   *proxyState
+	backoff *model.Backoff
 	// deadlines and waitTimeouts schedule the call's timeout and its
 	// connection wait timeout: fixed delays, so lanes, where the cancellation
 	// of a deadline that did not fire (nearly all of them) costs O(1).
@@ -39,18 +37,15 @@ type callStat struct {
 	// transfers, the balancer's latency, a new proxy's handshake.
 	send, recv, lbIn, shake fixedDelay
 
-	lvInUse, lvWaiting                         level
-	wait                                       *sim.Histogram
-	calls, timedOut, rejected, failed, retries int64
+	lvInUse, lvWaiting level
+	wait               *sim.Histogram
+	counts             model.CallCounts // the measured period's
 	// The proxies' ChannelFactories (factorycache.go): factories is the
 	// process's cache for this target, shared with its other call sites;
-	// own the application's factories (ConstructChannelFactory); epNext and
-	// epRnd pick an endpoint per call.
-	factories, own                   *model.FactoryCache
-	epNext                           int
-	epRnd                            *sim.Stream
-	proxies, factHits, built, purged int64
-	negTimedOut, negFailed           int64 // of those, ended in the negotiation
+	// own the application's factories (ConstructChannelFactory); endpoints
+	// picks an endpoint per call.
+	factories *model.Factories
+	endpoints *model.Endpoints
 }
 
 func (r *runner) callStat(spec *model.Call, from *tierRT) *callStat {
@@ -105,8 +100,12 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 			c.lvWaiting.Set(now, float64(c.conns.Waiting))
 		}
 	}
-	cs.proxy = &proxyState{cs: cs, opening: spec.Proxy.Kind == model.ProxySharedNoOpen}
-	cs.factories, cs.own = r.factoryCache(name, spec)
+	cs.proxy = &proxyState{}
+	cs.proxy.Proxies = model.NewProxies(&spec.Proxy, func(perCall, fresh bool) *proxyInst {
+		cs.proxy.nextID++
+		return &proxyInst{id: cs.proxy.nextID, ClientProxy: model.ClientProxy{PerCall: perCall, Fresh: fresh}, r: r, spec: spec}
+	})
+	cs.factories = r.factories.For(name, spec, cs.host)
 	if spec.Proxy.Kind == model.ProxySharedNoOpen {
 		cs.proxy.mutex = newSlots(r.e, 1)
 	}
@@ -118,26 +117,16 @@ func (r *runner) newCallStat(spec *model.Call, from *tierRT, rep int) *callStat 
 		cs.bal = model.NewBalanceState(len(spec.Farm.Replicas))
 		cs.rnd = r.e.Stream(path + "/balance")
 	}
-	if !spec.Retry.Backoff.IsZero() {
-		cs.backoff = spec.Retry.Backoff.Sampler(r.e.Stream(path + "/backoff"))
-		cs.hasBackoff = true
-	}
-	cs.jitter = r.e.Stream(path + "/jitter")
-	if spec.Proxy.Endpoints > 1 && spec.Proxy.Pick == model.PickRandom {
-		cs.epRnd = r.e.Stream(path + "/endpoint")
-	}
+	cs.backoff = model.NewBackoff(&spec.Retry, r.e.Stream(path+"/backoff"), r.e.Stream(path+"/jitter"))
+	cs.endpoints = model.NewEndpoints(&spec.Proxy, r.e.Stream(path+"/endpoint"))
 	cs.send = r.fixedDelay(spec.Wire(spec.RequestKB), sim.ClassCompletion)
-	replyKB := spec.ReplyKB
-	if r.top.Tiers[spec.Target].OneWay() {
-		replyKB = 0 // the reply of a one-way call is an acknowledgement, no message
-	}
-	recv := spec.Wire(replyKB)
+	recv := spec.ReplyWire(r.top.Tiers[spec.Target].OneWay())
 	if f := spec.Farm; f != nil && !spec.PerHost {
 		recv += f.Balancer.Latency
 		cs.lbIn = r.fixedDelay(f.Balancer.Latency, sim.ClassCompletion)
 	}
 	cs.recv = r.fixedDelay(recv, sim.ClassCompletion)
-	cs.shake = r.fixedDelay(time.Duration(2*spec.Binding.SessionRoundTrips)*spec.Network.Latency, sim.ClassCompletion)
+	cs.shake = r.fixedDelay(spec.HandshakeWire(), sim.ClassCompletion)
 	if spec.Timeout > 0 {
 		cs.deadlines = r.e.NewLane(spec.Timeout, sim.ClassTimeout)
 	}
@@ -188,125 +177,65 @@ func (cs *callStat) resetStats(now sim.Time) {
 	cs.lvInUse.Reset(now)
 	cs.lvWaiting.Reset(now)
 	cs.wait.Reset()
-	cs.calls, cs.timedOut, cs.rejected, cs.failed, cs.retries = 0, 0, 0, 0, 0
-	cs.proxies, cs.factHits, cs.built, cs.purged = 0, 0, 0, 0
-	cs.negTimedOut, cs.negFailed = 0, 0
+	cs.counts = model.CallCounts{}
 }
 
 func (cs *callStat) result(now sim.Time) results.Call {
-	return results.Call{
+	r := results.Call{
 		From: cs.from, To: cs.host,
 		Limit: cs.spec.Conn.Limit, Resolution: cs.spec.Conn.Resolution,
 		InUseMean: cs.lvInUse.Mean(now), InUseMax: cs.lvInUse.Max(now),
 		WaitingMean: cs.lvWaiting.Mean(now), WaitingMax: cs.lvWaiting.Max(now),
 		WaitMean: cs.wait.Mean().Seconds(), WaitP99: cs.wait.Quantile(0.99).Seconds(),
-		Calls: cs.calls, TimedOut: cs.timedOut, Rejected: cs.rejected, Failed: cs.failed, Retries: cs.retries,
-		Proxies: cs.proxies, FactoryHits: cs.factHits, FactoriesBuilt: cs.built, FactoriesPurged: cs.purged,
-		NegotiationTimedOut: cs.negTimedOut, NegotiationFailed: cs.negFailed,
 	}
-}
-
-// factoryCacheOf is one caller process's ChannelFactory cache for one
-// target (ClientBase<TChannel>'s static cache: one per contract), and the
-// factories the application holds itself for it.
-type factoryCacheOf struct {
-	from       string
-	target     int
-	cache, own *model.FactoryCache
-}
-
-// factoryCache returns the caches the call sites of from to spec's target
-// share.
-func (r *runner) factoryCache(from string, spec *model.Call) (cache, own *model.FactoryCache) {
-	for _, f := range r.factoryCaches {
-		if f.from == from && f.target == spec.Target {
-			return f.cache, f.own
-		}
-	}
-	f := factoryCacheOf{from, spec.Target, model.NewFactoryCache(spec.Proxy.FactoryCache), model.NewFactoryCache(-1)}
-	r.factoryCaches = append(r.factoryCaches, f)
-	return f.cache, f.own
-}
-
-// pickEndpoint is the endpoint a call addresses.
-func (cs *callStat) pickEndpoint() int {
-	n := cs.spec.Proxy.Endpoints
-	switch {
-	case n <= 1:
-		return 0
-	case cs.epRnd != nil:
-		return cs.epRnd.IntN(n)
-	}
-	e := cs.epNext
-	cs.epNext = (e + 1) % n
-	return e
+	cs.counts.Fill(&r)
+	return r
 }
 
 // buildProxy decides what constructing a new proxy for endpoint ep costs
-// (DecideProxyBuild) and counts it, for a tier's calls (the load's proxies
-// are the load tool's).
+// and counts it, for a tier's calls (the load's proxies are the load
+// tool's).
 func (cs *callStat) buildProxy(ep int) model.ProxyBuild {
-	b := model.DecideProxyBuild(&cs.spec.Proxy, cs.factories, cs.own, model.FactoryKey{Host: cs.host, Endpoint: ep})
+	b := cs.factories.Build(&cs.spec.Proxy, ep)
 	if cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
-		cs.proxies++
-		if b.Hit {
-			cs.factHits++
-		}
-		if b.Factory {
-			cs.built++
-		}
+		cs.counts.Built(b)
 	}
 	return b
 }
 
 // addFactory puts a built proxy's factory into its cache.
 func (cs *callStat) addFactory(b model.ProxyBuild, ep int) {
-	c := cs.factories
-	if b.AppFactory {
-		c = cs.own
-	}
-	if c.Add(model.FactoryKey{Host: cs.host, Endpoint: ep}) && cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
-		cs.purged++
+	if cs.factories.Add(b, ep) && cs.r.measuring && cs.fromRT != nil && cs.spec.Proxy.Priced() {
+		cs.counts.FactoriesPurged++
 	}
 }
 
 // ---------------------------------------------------------------------------
 // proxies
 
-// proxyState is one call site's client proxies.
+// proxyState is one call site's client proxies (model.Proxies) and the
+// slots of their gates.
 type proxyState struct {
-	cs      *callStat
-	shared  *proxyInst
-	opening bool   // shared-no-open: the open queue still exists
-	mutex   *slots // shared-no-open: calls go one at a time while opening
-	pool    *slots // pool-wait: PoolSize proxies
-	idle    []*proxyInst
-	nextID  int
+	*model.Proxies[*proxyInst]
+	mutex  *slots // model.GateOpen: calls go one at a time while opening
+	pool   *slots // model.GatePool: PoolSize proxies
+	nextID int
 }
 
 // proxyInst is one client proxy (channel). A sessionful binding keeps a
 // server session (and, PerSession, an instance) for the proxy's life.
 type proxyInst struct {
-	id            int
-	bound         bool // a farm's replica holds its session (sessionful bindings)
-	replica       int  // which, when bound
-	perCall       bool // closed after one call
-	fresh         bool // not used yet: pays creation cost
-	session       bool // holds a server session slot
-	instance      bool
-	model.Session // its server side
-	sessionTier   *tierRT
-	lock          *slots   // PerSession + ConcurrencyMode Single
-	opener        *job     // the job opening the session, if one is
-	sessWait      []jobRef // jobs waiting for that session
-	jobs          int      // server jobs in progress on this proxy
-	dead          bool     // closed or aborted by the client
-	// aborted: the client aborted the proxy (after a timeout or a
-	// failure) rather than closing it; lastActive is when its last job
-	// ended; idle the session's inactivity timer (SessionIdleTimeout).
-	aborted    bool
-	lastActive sim.Time
-	idle       sim.EventID
+	id                int
+	bound             bool // a farm's replica holds its session (sessionful bindings)
+	replica           int  // which, when bound
+	model.ClientProxy      // its client side
+	model.Session          // its server side
+	sessionTier       *tierRT
+	lock              *slots   // PerSession + ConcurrencyMode Single
+	opener            *job     // the job opening the session, if one is
+	sessWait          []jobRef // jobs waiting for that session
+	// idle is the session's inactivity timer (SessionIdleTimeout).
+	idle sim.EventID
 	// pendTier is the tier where the proxy's security session is pending
 	// (negotiated, not yet opened: WCF.MaxPendingSessions); pendTimer its
 	// expiry when no call comes to open it.
@@ -316,33 +245,28 @@ type proxyInst struct {
 	spec      *model.Call
 }
 
-func (ps *proxyState) newInst(perCall bool) *proxyInst {
-	ps.nextID++
-	return &proxyInst{id: ps.nextID, perCall: perCall, fresh: true, r: ps.cs.r, spec: ps.cs.spec}
-}
+// Client is the proxy's client side (model.ProxyOf).
+func (p *proxyInst) Client() *model.ClientProxy { return &p.ClientProxy }
 
-// closeSession ends the proxy's server session, if any.
+// closeSession ends the proxy's server session, if any (model.Session.Close).
 func (p *proxyInst) closeSession() {
 	if p.idle.Valid() {
 		p.r.e.Cancel(p.idle)
 		p.idle = sim.EventID{}
 	}
-	if !p.session {
-		return
-	}
-	p.session = false
-	t := p.sessionTier
-	t.sessions.Release()
-	if p.instance {
-		p.instance = false
-		t.instances.Release()
+	if session, instance := p.Close(); session {
+		t := p.sessionTier
+		t.sessions.Release()
+		if instance {
+			t.Instances.Release()
+		}
 	}
 }
 
 // close is the client closing the proxy.
 func (p *proxyInst) close() {
-	p.dead = true
-	if p.jobs == 0 {
+	p.Dead = true
+	if p.ClientClosed(false) {
 		p.settle()
 	}
 }
@@ -350,11 +274,8 @@ func (p *proxyInst) close() {
 // abort is the client aborting the proxy (WCF aborts a channel after a
 // timeout or a fault): no message tells the server.
 func (p *proxyInst) abort() {
-	if !p.dead {
-		p.aborted = true
-	}
-	p.dead = true
-	if p.jobs == 0 {
+	p.Dead = true
+	if p.ClientClosed(true) {
 		p.settle()
 		if p.pendTier != nil && !p.pendTimer.Valid() {
 			// Negotiated, but the call that would open it never came:
@@ -366,41 +287,38 @@ func (p *proxyInst) abort() {
 	}
 }
 
-// settle is a dead proxy's last job ending: a closed proxy's session ends
-// now; an aborted one's, unseen by a server that waits for more messages,
-// SessionIdleTimeout after its last message.
+// settle is a closed proxy's last job ending (model.Session.Settle).
 func (p *proxyInst) settle() {
-	d := p.spec.Binding.SessionIdleTimeout
-	if !p.aborted || d <= 0 || !p.session {
-		p.closeSession()
-		return
+	if p.idle.Valid() && p.Aborted && p.spec.Binding.SessionIdleTimeout > 0 && p.Open {
+		return // its inactivity timer runs
 	}
-	if p.idle.Valid() {
-		return
-	}
-	at := p.lastActive.Add(d)
 	now := p.r.e.Now()
-	if at <= now {
+	closeNow, at := p.Settle(time.Duration(now), p.spec.Binding.SessionIdleTimeout)
+	if closeNow {
 		p.closeSession()
 		return
 	}
-	p.idle = p.r.e.Schedule(at.Sub(now), sim.ClassTimeout, p, pkIdle, nil)
+	p.idle = p.r.e.Schedule(sim.Time(at).Sub(now), sim.ClassTimeout, p, pkIdle, nil)
 }
 
-// pend counts the proxy's security session pending at t (its token issued).
-func (p *proxyInst) pend(t *tierRT) {
-	if p.pendTier == nil {
-		p.pendTier = t
-		t.st.Pending++
+// pend is the proxy's security session's token issued at t; it reports
+// false when t already has WCF.MaxPendingSessions (model.Session.Pend).
+func (p *proxyInst) pend(t *tierRT) bool {
+	if p.pendTier != nil && p.pendTier != t {
+		return model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions)
 	}
+	if !p.Pend(&t.st, t.spec.WCF.MaxPendingSessions) {
+		return false
+	}
+	p.pendTier = t
+	return true
 }
 
 // unpend ends the proxy's pending state: opened, gone, or expired.
 func (p *proxyInst) unpend() {
-	if p.pendTier == nil {
+	if p.pendTier == nil || !p.Unpend(&p.pendTier.st) {
 		return
 	}
-	p.pendTier.st.Pending--
 	p.pendTier = nil
 	if p.pendTimer.Valid() {
 		p.r.e.Cancel(p.pendTimer)
@@ -417,12 +335,12 @@ func (p *proxyInst) OnEvent(e *sim.Engine, kind int32, arg any) {
 	switch kind {
 	case pkIdle:
 		p.idle = sim.EventID{}
-		if p.jobs == 0 {
+		if p.Jobs == 0 {
 			p.closeSession() // receiveTimeout: the idle session is dropped
 		}
 	case pkPending:
 		p.pendTimer = sim.EventID{}
-		if p.jobs == 0 {
+		if p.Jobs == 0 {
 			p.unpend()
 		}
 	}
@@ -453,7 +371,8 @@ type call struct {
 	timer     sim.EventID
 	deadline  sim.EventID
 	proxy     *proxyInst
-	holdProx  bool // holds the no-open mutex or a pool-wait slot
+	holdProx  bool            // holds the gate (the no-open mutex or a pool-wait slot)
+	gate      model.ProxyGate // the proxy gate it waits for or holds
 	holdConn  bool
 	holdCore  bool          // CPUFCFS caller: holds one of its tier's cores
 	cpuNeed   time.Duration // CPUFCFS caller: the demand to run on it
@@ -558,19 +477,19 @@ func (c *call) orphaned() bool {
 
 // begin starts the first attempt.
 func (c *call) begin() {
-	if c.spec.Farm != nil && c.spec.PerHost {
+	if c.spec.PicksHost() {
 		c.pickHost()
 	}
 	if c.r.measuring {
-		c.cs.calls++
+		c.cs.counts.Calls++
 	}
-	c.ep = c.cs.pickEndpoint()
+	c.ep = c.cs.endpoints.Pick()
 	c.attemptStart()
 }
 
 func (c *call) attemptStart() {
 	c.attempt++
-	if c.attempt > 1 && c.spec.Farm != nil && c.spec.PerHost {
+	if c.attempt > 1 && c.spec.PicksHost() {
 		c.pickHost() // a retry goes to the next machine the caller picks
 	}
 	c.broken = false
@@ -656,41 +575,13 @@ func (c *call) OnEvent(e *sim.Engine, kind int32, arg any) {
 }
 
 // takeInst picks the proxy instance for this attempt once the proxy phase
-// may proceed.
+// may proceed (model.Proxies.Take).
 func (c *call) takeInst() {
-	ps := c.cs.proxy
-	switch c.spec.Proxy.Kind {
-	case model.ProxyShared, model.ProxySharedNoOpen:
-		if ps.shared == nil || ps.shared.dead {
-			first := ps.shared == nil
-			ps.shared = ps.newInst(false)
-			// The first one was opened at start-up; one re-created after an
-			// abort pays its creation and handshake like any new proxy.
-			ps.shared.fresh = !first
-		}
-		c.proxy = ps.shared
-	case model.ProxyPerUser:
-		if c.user == nil { // open arrivals have no user: one proxy per request
-			c.proxy = ps.newInst(true)
-			return
-		}
-		if c.user.proxy == nil || c.user.proxy.dead {
-			c.user.proxy = ps.newInst(false) // opened at the user's first call
-		}
-		c.proxy = c.user.proxy
-	case model.ProxyPerCall:
-		c.proxy = ps.newInst(true)
-	case model.ProxyPoolCreate, model.ProxyPoolWait:
-		for len(ps.idle) > 0 {
-			p := ps.idle[len(ps.idle)-1]
-			ps.idle = ps.idle[:len(ps.idle)-1]
-			if !p.dead {
-				c.proxy = p
-				return
-			}
-		}
-		c.proxy = ps.newInst(false)
+	var own **proxyInst
+	if c.user != nil {
+		own = &c.user.proxy
 	}
+	c.proxy = c.cs.proxy.Take(own)
 }
 
 func (c *call) callerCPU(d time.Duration) {
@@ -720,10 +611,10 @@ func (c *call) advance() {
 		case cpProxy:
 			ps := c.cs.proxy
 			var s *slots
-			switch {
-			case c.spec.Proxy.Kind == model.ProxySharedNoOpen && ps.opening:
+			switch c.gate = ps.Gate(); c.gate {
+			case model.GateOpen:
 				s = ps.mutex
-			case c.spec.Proxy.Kind == model.ProxyPoolWait:
+			case model.GatePool:
 				s = ps.pool
 			}
 			if s != nil {
@@ -740,13 +631,13 @@ func (c *call) advance() {
 			// cached) and, on a secure binding, a negotiation handshake.
 			c.handshake = 0
 			c.newProxy = false
-			if c.proxy.fresh {
-				c.proxy.fresh = false
+			if c.proxy.Fresh {
+				c.proxy.Fresh = false
 				c.newProxy = true
 				c.build = c.cs.buildProxy(c.ep)
 				c.addFact = c.build.Add
 				b := &c.spec.Binding
-				if b.NegotiationLegs == 0 {
+				if !b.NegotiatesApart() {
 					c.handshake = c.cs.shake.d
 				}
 				if cost := c.build.Cost(&c.spec.Proxy) + b.SessionCPU; c.clientCPU && cost > 0 {
@@ -768,7 +659,7 @@ func (c *call) advance() {
 			}
 		case cpConn:
 			cn := &c.spec.Conn
-			if full := cn.NoPending || (cn.MaxPending > 0 && c.cs.conns.Waiting >= cn.MaxPending); full && !c.cs.conns.Free() {
+			if cn.Refuses(c.cs.conns.Free(), c.cs.conns.Waiting) {
 				c.fail(results.Rejected)
 				return
 			}
@@ -794,7 +685,8 @@ func (c *call) advance() {
 				if c.negLeg == 0 && b.NegotiationTimeout > 0 && !c.negTimer.Valid() {
 					c.negTimer = c.r.e.Schedule(b.NegotiationTimeout, sim.ClassTimeout, c, ckNegTimeout, nil)
 				}
-				c.sendMsg(model.MsgNegotiate, b.CPUBase+b.NegotiationLegCPU(), c.negLeg == b.NegotiationLegs-1)
+				cpu, last := b.Message(model.MsgNegotiate, c.negLeg)
+				c.sendMsg(model.MsgNegotiate, cpu, last)
 				return
 			}
 			if c.negTimer.Valid() {
@@ -802,7 +694,7 @@ func (c *call) advance() {
 				c.negTimer = sim.EventID{}
 			}
 		case cpEncode:
-			if d := c.spec.Binding.Cost(c.spec.RequestKB); d > 0 && c.clientCPU {
+			if d := c.spec.EncodeCPU(); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
@@ -846,10 +738,10 @@ func (c *call) advance() {
 			t := c.r.tiers[ti]
 			j := t.newJob(c)
 			if c.proxy != nil {
-				c.proxy.jobs++
-				if c.newProxy && c.spec.Binding.NegotiationLegs == 0 {
+				c.proxy.Jobs++
+				if d := c.spec.Binding.ServiceSessionCPU(c.newProxy); d > 0 {
 					// The server's side of a new proxy's security negotiation.
-					j.ExtraCPU = c.spec.Binding.SessionCPU
+					j.ExtraCPU = d
 				}
 			}
 			c.server = j
@@ -863,16 +755,13 @@ func (c *call) advance() {
 				return
 			}
 		case cpDecode:
-			if c.oneWay() {
-				break // an acknowledgement, no message to decode
-			}
-			if d := c.spec.Binding.Cost(c.spec.ReplyKB); d > 0 && c.clientCPU {
+			if d := c.spec.DecodeCPU(c.oneWay()); d > 0 && c.clientCPU {
 				c.callerCPU(d)
 				return
 			}
 		case cpClose:
 			b := &c.spec.Binding
-			if p := c.proxy; b.CloseMessage && p != nil && p.perCall && p.session {
+			if p := c.proxy; p != nil && b.SendsClose(p.PerCall, p.Open) {
 				// The close has its own timeout, not what is left of the
 				// call's.
 				if c.deadline.Valid() {
@@ -882,7 +771,8 @@ func (c *call) advance() {
 				if b.CloseTimeout > 0 {
 					c.deadline = c.r.e.Schedule(b.CloseTimeout, sim.ClassTimeout, c, ckDeadline, nil)
 				}
-				c.sendMsg(model.MsgClose, b.CPUBase, false)
+				cpu, _ := b.Message(model.MsgClose, 0)
+				c.sendMsg(model.MsgClose, cpu, false)
 				return
 			}
 		case cpDone:
@@ -921,9 +811,9 @@ func (c *call) serverDone(o results.Outcome) {
 		}
 		if c.phase == cpClose {
 			c.phase++
-		} else if c.negLeg++; c.spec.Network.Latency > 0 {
+		} else if c.negLeg++; c.spec.LegWire() > 0 {
 			c.phaseAt = c.r.e.Now()
-			c.timer = c.r.e.Schedule(2*c.spec.Network.Latency, sim.ClassCompletion, c, ckLegWire, nil)
+			c.timer = c.r.e.Schedule(c.spec.LegWire(), sim.ClassCompletion, c, ckLegWire, nil)
 			return
 		}
 		c.advance()
@@ -953,51 +843,27 @@ func (c *call) fail(o results.Outcome) {
 		c.server = nil
 		j.clientGone()
 	}
-	if c.proxy != nil && (o == results.TimedOut || c.phase == cpNegotiate) && !c.proxy.perCall {
-		c.proxy.abort() // WCF aborts a channel that timed out or failed to open
-	}
+	var counts *model.CallCounts
 	if c.r.measuring {
-		switch o {
-		case results.TimedOut:
-			c.cs.timedOut++
-		case results.Rejected:
-			c.cs.rejected++
-		default:
-			c.cs.failed++
-		}
-		if c.phase == cpNegotiate {
-			switch o {
-			case results.TimedOut:
-				c.cs.negTimedOut++
-			case results.Failed:
-				c.cs.negFailed++
-			}
-		}
+		counts = &c.cs.counts
 	}
-	if (o == results.TimedOut || o == results.Rejected) && c.attempt < c.spec.Retry.Attempts && !c.callerGone() {
-		if c.r.measuring {
-			c.cs.retries++
-		}
+	var client *model.ClientProxy
+	if c.proxy != nil {
+		client = &c.proxy.ClientProxy
+	}
+	abort, retry := model.AttemptFailed(client, &c.spec.Retry, counts, o, c.phase == cpNegotiate, c.attempt, c.callerGone())
+	if abort {
+		c.proxy.abort()
+	}
+	if retry {
 		c.releaseProxy(false)
-		c.timer = c.r.e.Schedule(c.backoff(), sim.ClassArrival, c, ckBackoff, nil)
+		c.timer = c.r.e.Schedule(c.cs.backoff.Next(), sim.ClassArrival, c, ckBackoff, nil)
 		return
 	}
 	c.end(o)
 }
 
 func (c *call) callerGone() bool { return c.caller != nil && c.caller.orphaned() }
-
-func (c *call) backoff() time.Duration {
-	if !c.cs.hasBackoff {
-		return 0
-	}
-	d := c.cs.backoff.Sample()
-	if j := c.spec.Retry.Jitter; j > 0 {
-		u := c.cs.jitter.Float64()
-		d = time.Duration(float64(d) * (1 - j*u))
-	}
-	return d
-}
 
 // stop cancels whatever the current attempt waits on and frees the
 // connection (a timed-out or failed HTTP request closes its connection).
@@ -1043,42 +909,25 @@ func (c *call) stop() {
 	}
 }
 
-// releaseProxy lets go of the attempt's proxy; a per-call proxy is closed
-// after a completed call (graceful) and aborted after a failed one.
+// releaseProxy lets go of the attempt's proxy (model.Proxies.Release): a
+// per-call proxy is closed after a completed call (graceful) and aborted
+// after a failed one; then the gate it held.
 func (c *call) releaseProxy(graceful bool) {
 	ps := c.cs.proxy
 	p := c.proxy
 	c.proxy = nil
-	if p != nil {
-		switch c.spec.Proxy.Kind {
-		case model.ProxyPerCall:
-			if graceful {
-				p.close()
-			} else {
-				p.abort()
-			}
-		case model.ProxyPoolCreate:
-			if !p.dead && len(ps.idle) < c.spec.Proxy.PoolSize {
-				ps.idle = append(ps.idle, p)
-			} else {
-				p.close()
-			}
-		case model.ProxyPoolWait:
-			if !p.dead {
-				ps.idle = append(ps.idle, p)
-			}
-		}
+	if close, abort := ps.Release(p, graceful); abort {
+		p.abort()
+	} else if close {
+		p.close()
 	}
 	if c.holdProx {
 		c.holdProx = false
-		switch c.spec.Proxy.Kind {
-		case model.ProxySharedNoOpen:
-			// The open queue drains when the last waiter has gone through.
-			if ps.mutex.Waiting == 0 {
-				ps.opening = false
-			}
+		switch c.gate {
+		case model.GateOpen:
+			ps.Passed(c.gate, ps.mutex.Waiting)
 			ps.mutex.Release()
-		case model.ProxyPoolWait:
+		case model.GatePool:
 			ps.pool.Release()
 		}
 	}

@@ -213,9 +213,9 @@ func (j *job) handoff(n model.Need) bool {
 	}
 	behind := 0
 	if si >= 0 {
-		behind = t.locks[t.spec.Steps[si].Lock].Waiting
-	} else if t.concLock != nil {
-		behind = t.concLock.Waiting
+		behind = t.Locks[t.spec.Steps[si].Lock].Waiting
+	} else if t.Singleton != nil {
+		behind = t.Singleton.Waiting
 	}
 	d := t.spec.Contention.Handoff.Delay(a, behind, t.cpu.Len(), t.spec.Cores)
 	if d <= 0 {

@@ -155,29 +155,17 @@ func (c *call) route() bool {
 	if sessionful && c.proxy.bound {
 		session = c.proxy.replica
 	}
-	var rep int
-	refused := false
-	if b.Policy == model.BalanceSticky {
-		st := c.cs.sticky
-		rep = st.replica[c.connID]
-		if rep < 0 {
-			rep = model.Pick(model.BalanceSticky, &fr.bal, 0, -1)
-			st.replica[c.connID] = rep
-		}
-		if session >= 0 {
-			if b.Affinity {
-				rep = session
-			} else {
-				refused = rep != session
-			}
-		}
-	} else {
-		u := 0.0
-		if b.Policy == model.BalanceRandom {
-			u = fr.rnd.Float64()
-		}
-		rep, refused = model.ChooseReplica(b, &fr.bal, u, c.userID(), session)
+	u := 0.0
+	if b.Policy == model.BalanceRandom {
+		u = fr.rnd.Float64()
 	}
+	rep, refused := model.ChooseReplica(b, &fr.bal, u, c.userID(), session, func() int {
+		st := c.cs.sticky
+		if st.replica[c.connID] < 0 {
+			st.replica[c.connID] = model.Pick(model.BalanceSticky, &fr.bal, 0, -1)
+		}
+		return st.replica[c.connID]
+	})
 	if refused {
 		if c.r.measuring {
 			fr.refused++

@@ -332,13 +332,12 @@ func (j *job) advance() {
 			j.finish(results.Completed)
 			return
 		case model.ActNegotiate:
-			if !model.DecideNegotiation(t.st.Pending, t.spec.WCF.MaxPendingSessions) {
+			if !j.proxy.pend(t) {
 				// QuotaExceededException: the client's negotiation fails
 				// (SecurityNegotiationException).
 				j.finish(results.Failed)
 				return
 			}
-			j.proxy.pend(t)
 		case model.ActCloseSession:
 			j.proxy.closeSession() // the Cancel ends the session
 		}
@@ -379,25 +378,17 @@ func (j *job) take(n model.Need) bool {
 	return true
 }
 
-// slotsOf is the simulator's slots of a resource.
+// slotsOf is the simulator's slots of a resource (model.Throttles.Of).
 func (j *job) slotsOf(r model.Res, i int) *slots {
-	t := j.t
-	switch r {
-	case model.ResInstances:
-		return t.instances
-	case model.ResCalls:
-		return t.calls
-	case model.ResSingletonLock:
-		return t.concLock
-	case model.ResSessionLock:
+	var session *slots
+	if r == model.ResSessionLock {
 		if j.proxy.lock == nil {
-			j.proxy.lock = newSlots(t.r.e, 1)
+			j.proxy.lock = newSlots(j.t.r.e, 1)
 		}
-		return j.proxy.lock
-	case model.ResGate:
-		return t.gates[i]
+		session = j.proxy.lock
 	}
-	return nil
+	s, _ := j.t.Of(r, i, session)
+	return s
 }
 
 // instanceLock is the instance lock the job took before decoding or
@@ -429,7 +420,7 @@ func (j *job) runStep() bool {
 		j.timer = t.r.e.Schedule(d, sim.ClassCompletion, j, jkWaitDone, nil)
 		return false
 	case model.StepLock:
-		if !j.wait(t.locks[st.Lock], results.BdLock) {
+		if !j.wait(t.Locks[st.Lock], results.BdLock) {
 			return false
 		}
 		j.Held.TakeLock(st.Lock)
@@ -446,7 +437,7 @@ func (j *job) runStep() bool {
 
 func (j *job) unlock(l int) {
 	if j.Held.DropLock(l) {
-		j.t.locks[l].Release()
+		j.t.Locks[l].Release()
 	}
 }
 
@@ -503,7 +494,7 @@ func (j *job) cpuDone(now sim.Time) {
 func (j *job) openSession() bool {
 	t := j.t
 	p := j.proxy
-	if t.spec.WCF == nil || p == nil || !j.Sessionful || p.session {
+	if t.spec.WCF == nil || p == nil || !j.Sessionful || p.Open {
 		return true
 	}
 	if p.opener != nil && p.opener != j {
@@ -515,14 +506,13 @@ func (j *job) openSession() bool {
 	for {
 		switch j.sessStage {
 		case 0:
-			if j.Call.Binding.Listener && !t.sessions.Free() {
-				// A new connection through the netTcp listener: it waits
-				// among its pending and backlogged connections, or is
-				// refused when they are full.
-				if model.DecideListener(&t.spec.WCF.Listener, t.st.ListenWaiting) == model.DecisionReject {
-					t.reject(j)
-					return false
-				}
+			// A new connection through the netTcp listener: it waits among
+			// its pending and backlogged connections, or is refused when
+			// they are full.
+			if listens, refused := t.spec.Listens(&j.Call.Binding, t.sessions.Free(), t.st.ListenWaiting); refused {
+				t.reject(j)
+				return false
+			} else if listens {
 				j.inListen = true
 				t.st.ListenWaiting++
 				t.lv[model.LvListenerWaiting].Set(t.r.e.Now(), float64(t.st.ListenWaiting))
@@ -534,16 +524,17 @@ func (j *job) openSession() bool {
 			j.sessStage = 1
 		case 1:
 			if t.spec.WCF.Instancing == model.PerSession {
-				if !j.wait(t.instances, results.BdThrottle) {
+				if !j.wait(t.Instances, results.BdThrottle) {
 					return false
 				}
-				p.instance = true
+				p.Instance = true
 			}
 			j.sessStage = 2
 		case 2:
-			p.session, p.sessionTier, p.opener = true, t, nil
+			p.sessionTier, p.opener = t, nil
+			p.Opened(t.spec.WCF.Instancing == model.PerSession)
 			p.unpend() // accepted: no longer a pending security session
-			if p.perCall {
+			if p.PerCall {
 				j.Held.Take(model.HoldSession)
 			}
 			p.wakeSessionWaiters()
@@ -553,29 +544,19 @@ func (j *job) openSession() bool {
 }
 
 // keepsSession reports whether a per-call proxy's session outlives its
-// job: its client closes it with a message of its own (CloseMessage), or
-// has aborted it unseen by the server (SessionIdleTimeout), which then
-// waits for the session's inactivity timeout (proxyInst.settle).
-func (j *job) keepsSession() bool {
-	b := &j.Call.Binding
-	return b.CloseMessage || (b.SessionIdleTimeout > 0 && j.orphaned())
-}
+// job (model.Binding.KeepsSession).
+func (j *job) keepsSession() bool { return j.Call.Binding.KeepsSession(j.orphaned()) }
 
 // clientGone is the job's client giving up (timeout or abort). A call
 // still waiting for its WCF session is dropped: its channel was never
 // accepted, and the aborted connection leaves the listener's backlog
-// (facts §4). Work already under way goes on, orphaned.
+// (docs/dotnet.md §4, §5). Work already under way goes on, orphaned.
 func (j *job) clientGone() {
 	if j.ended || j.kind() != model.PhaseSession {
 		return
 	}
 	p := j.proxy
-	if p == nil || p.session {
-		return
-	}
-	if j.Call.Binding.SessionIdleTimeout > 0 {
-		// A session over HTTP: the server never learns that the client
-		// aborted; the channel stays queued for its session, orphaned.
+	if p == nil || p.Open || !j.Call.Binding.DropsWaitingCall() {
 		return
 	}
 	if p.opener != j {
@@ -601,9 +582,9 @@ func (j *job) abandonSession() {
 	if j.sessStage >= 1 {
 		t.sessions.Release()
 	}
-	if p.instance && !p.session {
-		p.instance = false
-		t.instances.Release()
+	if p.Instance && !p.Open {
+		p.Instance = false
+		t.Instances.Release()
 	}
 	p.opener = nil
 	p.unpend() // its channel went away unopened
@@ -755,18 +736,13 @@ func (j *job) abort() {
 func (j *job) Give(k model.Hold, i int) {
 	t := j.t
 	switch k {
-	case model.HoldLock:
-		t.locks[i].Release()
 	case model.HoldInstanceLock, model.HoldChannel:
 		j.instanceLock(k == model.HoldInstanceLock).Release()
 	case model.HoldThread:
 		j.thread.Release()
-	case model.HoldGate:
-		t.gates[i].Release()
-	case model.HoldCallSlot:
-		t.calls.Release()
-	case model.HoldInstance:
-		t.instances.Release()
+	case model.HoldLock, model.HoldGate, model.HoldCallSlot, model.HoldInstance:
+		s, _ := t.Holding(k, i)
+		s.Release()
 	case model.HoldSession:
 		if !j.keepsSession() {
 			j.proxy.closeSession()
@@ -807,9 +783,7 @@ func (j *job) finish(o results.Outcome) {
 		}
 	}
 	if p := j.proxy; p != nil && j.Msg == model.MsgCall {
-		p.jobs--
-		p.lastActive = now
-		if p.dead && p.jobs == 0 {
+		if p.CallEnded(time.Duration(now)) {
 			p.settle()
 		}
 	}

@@ -25,24 +25,20 @@ type loadRT struct {
 	// thinkGroup, for a think time that varies, holds the users' thinks
 	// out of the calendar's heap (see sim.Group), all but the next.
 	thinkGroup *sim.Group
-	arrive     *sim.Stream
-	shape      sim.Sampler
-	hasShape   bool
+	arrivals   *model.Arrivals // open arrivals
 
 	generated int64
 	openLive  int64
-	traced    int // the next arrival of a replayed trace (Load.Arrivals)
 }
 
 // user is one closed-loop user: think, request, wait, repeat.
 type user struct {
-	l       *loadRT
-	id      int
-	retired bool // asked to stop: leaves after its current request
-	busy    bool
-	thinkEv sim.EventID
-	proxy   *proxyInst
-	root    rootRef
+	model.User // Thinking while thinkEv is scheduled
+	l          *loadRT
+	id         int
+	thinkEv    sim.EventID
+	proxy      *proxyInst
+	root       rootRef
 }
 
 const (
@@ -64,10 +60,8 @@ func newLoadRT(r *runner) *loadRT {
 	} else if useGroups {
 		l.thinkGroup = r.e.NewGroup(sim.ClassArrival)
 	}
-	l.arrive = r.e.Stream("load/arrivals")
-	if !l.spec.Interarrival.IsZero() {
-		l.shape = l.spec.Interarrival.Sampler(r.e.Stream("load/interarrival"))
-		l.hasShape = true
+	if l.spec.Kind == model.LoadOpen {
+		l.arrivals = model.NewArrivals(l.spec, r.e.Stream("load/arrivals"), r.e.Stream("load/interarrival"))
 	}
 	return l
 }
@@ -77,19 +71,7 @@ func (l *loadRT) start() {
 	case model.LoadClosed:
 		l.OnEvent(l.r.e, lkSchedule, nil)
 	case model.LoadOpen:
-		if l.spec.Arrivals != nil {
-			l.nextTraced()
-			return
-		}
 		l.scheduleArrival()
-	}
-}
-
-// nextTraced schedules a replayed trace's next arrival.
-func (l *loadRT) nextTraced() {
-	if l.traced < len(l.spec.Arrivals) {
-		l.r.e.ScheduleAt(sim.Time(l.spec.Arrivals[l.traced]), sim.ClassArrival, l, lkTraced, nil)
-		l.traced++
 	}
 }
 
@@ -113,86 +95,47 @@ func (l *loadRT) OnEvent(e *sim.Engine, kind int32, arg any) {
 		if next, ok := model.NextChange(l.spec.Users, now); ok {
 			e.ScheduleAt(sim.Time(next), sim.ClassArrival, l, lkSchedule, nil)
 		}
-	case lkTraced:
-		l.openRequest()
-		l.nextTraced()
-	case lkArrival:
-		now := time.Duration(e.Now())
-		rate := l.spec.Rate.At(now)
-		max := l.spec.Rate.Max()
-		// Thinning (Lewis & Shedler): candidates at the peak rate are kept
-		// with probability rate(t)/peak.
-		if l.hasShape || l.arrive.Float64()*max < rate {
+	case lkArrival, lkTraced:
+		if l.arrivals.Keep(time.Duration(e.Now())) {
 			l.openRequest()
 		}
 		l.scheduleArrival()
 	}
 }
 
+// scheduleArrival schedules the next candidate arrival (model.Arrivals).
 func (l *loadRT) scheduleArrival() {
 	now := time.Duration(l.r.e.Now())
-	max := l.spec.Rate.Max()
-	if max <= 0 {
+	at, ok := l.arrivals.Next(now)
+	if !ok {
 		return
 	}
-	var gap time.Duration
-	if l.hasShape {
-		rate := l.spec.Rate.At(now)
-		if rate <= 0 {
-			next, ok := model.NextPositive(l.spec.Rate, now)
-			if !ok {
-				return
-			}
-			l.r.e.ScheduleAt(sim.Time(next), sim.ClassArrival, l, lkArrival, nil)
-			return
-		}
-		// A renewal process with the given shape, its mean rescaled to 1/rate.
-		gap = time.Duration(float64(l.shape.Sample()) / (l.spec.Interarrival.Mean().Seconds() * rate))
-	} else {
-		gap = sim.FromSeconds(l.arrive.ExpFloat64() / max)
+	kind := lkArrival
+	if l.spec.Arrivals != nil {
+		kind = lkTraced // a replayed trace's arrival
 	}
-	l.r.e.Schedule(gap, sim.ClassArrival, l, lkArrival, nil)
+	l.r.e.Schedule(at-now, sim.ClassArrival, l, kind, nil)
 }
 
+// setUsers brings the active users to want (model.SetUsers).
 func (l *loadRT) setUsers(want int) {
 	l.active = want
-	n := 0
-	for _, u := range l.users {
-		if !u.retired {
-			n++
-		}
-	}
-	// Retire the newest users first; bring back retired ones before new.
-	for i := len(l.users) - 1; i >= 0 && n > want; i-- {
-		u := l.users[i]
-		if !u.retired {
-			u.retired = true
-			n--
-			if !u.busy && u.thinkEv.Valid() {
-				l.r.e.Cancel(u.thinkEv)
-				u.thinkEv = sim.EventID{}
-			}
-		}
-	}
-	for _, u := range l.users {
-		if n >= want {
-			break
-		}
-		if u.retired && !u.busy && !u.thinkEv.Valid() {
-			u.retired = false
-			n++
-			u.think()
-		}
-	}
-	for n < want {
+	start := model.SetUsers(len(l.users), func(i int) *model.User { return &l.users[i].User }, want,
+		func(i int) {
+			u := l.users[i]
+			l.r.e.Cancel(u.thinkEv)
+			u.thinkEv, u.Thinking = sim.EventID{}, false
+		},
+		func(i int) { l.users[i].think() })
+	for range start {
 		u := &user{l: l, id: len(l.users)}
 		l.users = append(l.users, u)
-		n++
 		u.think()
 	}
 }
 
 func (u *user) think() {
+	u.Thinking = true
 	if u.l.thinkConst {
 		u.thinkEv = u.l.thinkFixed.schedule(u.l.r.e, u, ukThinkDone)
 		return
@@ -205,27 +148,27 @@ func (u *user) think() {
 }
 
 func (u *user) OnEvent(e *sim.Engine, kind int32, arg any) {
-	u.thinkEv = sim.EventID{}
-	if u.retired {
+	u.thinkEv, u.Thinking = sim.EventID{}, false
+	if u.Retired {
 		return
 	}
 	l := u.l
 	l.generated++
 	l.r.generated(l.generated)
-	u.busy = true
+	u.Busy = true
 	u.root = l.r.newRoot()
 	c := l.r.newCall(&l.spec.Call, nil, nil, u, u.root)
 	c.begin()
 }
 
 func (u *user) callDone(c *call) {
-	u.busy = false
+	u.Busy = false
 	root := u.root
 	u.root = rootRef{}
 	o := c.outcome
 	u.l.r.releaseCall(c)
 	u.l.r.rootDone(root, o)
-	if !u.retired {
+	if !u.Retired {
 		u.think()
 	}
 }

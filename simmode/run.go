@@ -88,16 +88,15 @@ func runOnce(ctx context.Context, top *model.Topology, opt model.Options, warmup
 		// Interrupt is the one Engine method safe from another goroutine.
 		defer context.AfterFunc(ctx, r.e.Interrupt)()
 	}
-	r.points.Max = opt.MaxPoints
 	r.start()
 	if top.Precision > 0 {
 		// Batch means of the client latency; stop when precise enough.
-		r.precise = sim.NewBatchMeans(64)
+		r.col.Precise = sim.NewBatchMeans(64)
 		check := top.Duration / 100
 		if check < time.Second {
 			check = time.Second
 		}
-		sim.RunPrecise(r.e, sim.PrecisionRule{RelHalfWidth: top.Precision, Level: 0.95, Check: check, Max: sim.Time(top.Duration)}, r.precise)
+		sim.RunPrecise(r.e, sim.PrecisionRule{RelHalfWidth: top.Precision, Level: 0.95, Check: check, Max: sim.Time(top.Duration)}, r.col.Precise)
 	} else {
 		r.e.Run(sim.Time(top.Duration))
 	}
@@ -106,8 +105,8 @@ func runOnce(ctx context.Context, top *model.Topology, opt model.Options, warmup
 	}
 	res = r.collect()
 	res.Unstable = r.unstable()
-	if !r.counts.Conserved() {
-		return res, fmt.Errorf("model: requests not conserved over the run: %+v", r.counts)
+	if !r.col.Counts.Conserved() {
+		return res, fmt.Errorf("simmode: requests not conserved over the run: %+v", r.col.Counts)
 	}
 	if !res.Requests.Conserved() {
 		return res, fmt.Errorf("model: requests not conserved after warm-up: %+v", res.Requests)
@@ -161,30 +160,17 @@ type runner struct {
 	warmup    sim.Time
 	measuring bool // after warm-up
 
-	counts     results.Counts // over the whole run (checked for conservation)
-	genAtWarm  int64          // requests generated before warm-up ended
-	liveAtWarm int64          // and those still under way then
-	mCompleted int64          // client completions after warm-up
-	mTimedOut  int64
-	mRejected  int64
-	mFailed    int64
-	mEnded     int64
-	entryDone  int64 // entry-tier replies after warm-up (incl. orphans)
-	firstTO    sim.Time
+	col       *model.Collector // what the requests came to
+	entryDone int64            // entry-tier replies after warm-up (incl. orphans)
 
-	lat     *sim.Histogram
-	precise *sim.BatchMeans // Precision: latency batch means
-	every   time.Duration   // current sample interval (doubles as the series fills)
-	points  results.PointSampler
-	series  []results.Sample
-	slab    []results.TierSample // room for the next samples' tiers
-	calls   []*callStat
-	callOf  map[*model.Call]*callStat // call sites by spec, once there are many (callStat)
-	bd      results.BreakdownSums     // breakdown sums over measured completed roots
-	bdCount int64
+	every  time.Duration // current sample interval (doubles as the series fills)
+	series []results.Sample
+	slab   []results.TierSample // room for the next samples' tiers
+	calls  []*callStat
+	callOf map[*model.Call]*callStat // call sites by spec, once there are many (callStat)
 
 	// factoryCaches are the callers' ChannelFactory caches (call.go).
-	factoryCaches []factoryCacheOf
+	factories model.FactoryCaches
 
 	lanes map[laneKey]*sim.Lane // fixed delays (fixedDelay)
 
@@ -199,13 +185,12 @@ type runner struct {
 
 func newRunner(top *model.Topology, opt model.Options, warmup time.Duration) *runner {
 	r := &runner{
-		e:       sim.New(opt.Seed),
-		top:     top,
-		opt:     opt,
-		warmup:  sim.Time(warmup),
-		lat:     sim.NewHistogram(),
-		firstTO: -1,
-		every:   top.SampleEvery,
+		e:      sim.New(opt.Seed),
+		top:    top,
+		opt:    opt,
+		warmup: sim.Time(warmup),
+		col:    model.NewCollector(opt.MaxPoints),
+		every:  top.SampleEvery,
 	}
 	for i := range top.Tiers {
 		r.tiers = append(r.tiers, newTierRT(r, i))
@@ -230,6 +215,7 @@ func (r *runner) start() {
 		r.e.ScheduleAt(r.warmup, sim.ClassSample, r, evWarmup, nil)
 	} else {
 		r.measuring = true
+		r.col.StartMeasuring(0, 0)
 	}
 	if !r.opt.NoSeries && r.top.SampleEvery > 0 {
 		r.e.ScheduleAt(0, sim.ClassSample, r, evSample, nil)
@@ -253,10 +239,8 @@ func (r *runner) OnEvent(e *sim.Engine, kind int32, arg any) {
 func (r *runner) resetStats() {
 	now := r.e.Now()
 	r.measuring = true
-	r.genAtWarm, r.liveAtWarm = r.load.generated, r.load.live()
-	r.lat.Reset()
-	r.mCompleted, r.mTimedOut, r.mRejected, r.mFailed, r.mEnded, r.entryDone = 0, 0, 0, 0, 0, 0
-	r.bd, r.bdCount = results.BreakdownSums{}, 0
+	r.col.StartMeasuring(r.load.generated, r.load.live())
+	r.entryDone = 0
 	for _, t := range r.tiers {
 		t.resetStats(now)
 	}
@@ -316,92 +300,24 @@ const samplesPerSlab = 64
 func (r *runner) rootDone(ref rootRef, o results.Outcome) {
 	root := ref.r
 	now := r.e.Now()
-	lat := now.Sub(root.start)
-	switch o {
-	case results.Completed:
-		r.counts.Completed++
-	case results.TimedOut:
-		r.counts.TimedOut++
-		if r.firstTO < 0 {
-			r.firstTO = now
-		}
-	case results.Rejected:
-		r.counts.Rejected++
-	case results.Failed:
-		r.counts.Failed++
-	}
-	if r.measuring {
-		r.mEnded++
-		switch o {
-		case results.Completed:
-			r.mCompleted++
-			r.lat.Record(lat)
-			if r.precise != nil {
-				r.precise.Add(lat.Seconds())
-			}
-			for i := range root.bd {
-				r.bd[i] += root.bd[i].Seconds()
-			}
-			r.bdCount++
-		case results.TimedOut:
-			r.mTimedOut++
-		case results.Rejected:
-			r.mRejected++
-		case results.Failed:
-			r.mFailed++
-		}
-	}
-	r.point(now, lat, o)
+	r.col.Ended(time.Duration(now), now.Sub(root.start), &root.bd, o)
 	root.gen++ // references left in orphaned work go stale
 	r.freeRoots = append(r.freeRoots, root)
-}
-
-// point records one request's outcome for the latency plot, in a bounded
-// subsample.
-func (r *runner) point(now sim.Time, lat time.Duration, o results.Outcome) {
-	r.points.Add(results.Point{T: now.Seconds(), Latency: lat.Seconds(), Outcome: o})
 }
 
 func (r *runner) collect() *results.Run {
 	now := r.e.Now()
 	res := &results.Run{
-		Seed:         r.opt.Seed,
-		Duration:     now.Seconds(),
-		Warmup:       r.warmup.Seconds(),
-		Events:       r.e.Events(),
-		TraceHash:    r.e.TraceHash(),
-		Series:       r.series,
-		Points:       r.points.Points(),
-		FirstTimeout: -1,
-	}
-	if r.firstTO >= 0 {
-		res.FirstTimeout = r.firstTO.Seconds()
+		Seed:      r.opt.Seed,
+		Duration:  now.Seconds(),
+		Warmup:    r.warmup.Seconds(),
+		Events:    r.e.Events(),
+		TraceHash: r.e.TraceHash(),
+		Series:    r.series,
 	}
 	// Conservation is checked independently: the in-flight count is the
 	// requests still open, not derived from the others.
-	live := r.load.live()
-	c := r.counts
-	c.Generated = r.load.generated
-	c.InFlight = live
-	r.counts = c
-	// The reported counts are the measured period's, as rates and
-	// latencies are (results.Counts).
-	res.Requests = results.Counts{
-		Generated: r.load.generated - r.genAtWarm, InFlightAtWarmup: r.liveAtWarm,
-		Completed: r.mCompleted, TimedOut: r.mTimedOut, Rejected: r.mRejected, Failed: r.mFailed,
-		InFlight: live,
-	}
-	span := (now - r.warmup).Seconds()
-	if span > 0 {
-		res.ThroughputPerS = float64(r.entryDone) / span
-		res.GoodputPerS = float64(r.mCompleted) / span
-	}
-	if r.mEnded > 0 {
-		res.TimeoutRate = float64(r.mTimedOut) / float64(r.mEnded)
-		res.RejectRate = float64(r.mRejected) / float64(r.mEnded)
-	}
-	res.Latency, res.Quantiles = model.LatencySummary(r.lat)
-	res.Breakdown = r.bd.Mean(r.bdCount)
+	r.col.Fill(res, r.load.generated, r.load.live(), r.entryDone, time.Duration(now-r.warmup))
 	for _, t := range r.tiers {
 		res.TierNames = append(res.TierNames, t.spec.Name)
 		res.Tiers = append(res.Tiers, t.result(now, time.Duration(now-r.warmup)))

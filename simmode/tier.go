@@ -26,16 +26,14 @@ type tierRT struct {
 
 	walk    []model.Phase    // spec.Walk(), once per run
 	msgWalk [2][]model.Phase // spec.WalkOf(MsgNegotiate), spec.WalkOf(MsgClose)
-	gates   []*slots         // spec.Gates
 	pipes   *model.AppPool   // ASP.NET hosts: the HttpApplication pool
 
 	admQ    []*job // admission FIFO (ring-free: head index)
 	admHead int
 	st      model.TierState // what the walk's decisions read and change
 
-	calls, sessions, instances *slots
-	concLock                   *slots // InstanceContextMode Single with ConcurrencyMode Single/Reentrant
-	locks                      []*slots
+	model.Throttles[*slots]
+	sessions *slots
 
 	// StartUp: the host is open, or opening, and the requests waiting for it.
 	open, opening bool
@@ -90,7 +88,7 @@ func newTierRT(r *runner, i int) *tierRT {
 	t.walk = spec.Walk()
 	t.msgWalk = [2][]model.Phase{spec.WalkOf(model.MsgNegotiate), spec.WalkOf(model.MsgClose)}
 	for _, n := range spec.Gates {
-		t.gates = append(t.gates, newSlots(e, n))
+		t.Gates = append(t.Gates, newSlots(e, n))
 	}
 	if spec.IsASPNet() {
 		t.pipes = model.NewAppPool(model.LegacyASPNet(spec.DotNet))
@@ -122,16 +120,16 @@ func newTierRT(r *runner, i int) *tierRT {
 	t.worker.OnChange, t.io.OnChange = busy(&t.lv[model.LvWorkerBusy], t.worker), busy(&t.lv[model.LvIOBusy], t.io)
 	t.worker.OnGrow, t.io.OnGrow = grown(&t.lv[model.LvWorkers], t.worker), grown(&t.lv[model.LvIOThreads], t.io)
 	if w := spec.WCF; w != nil {
-		t.calls = newSlots(e, w.MaxCalls)
+		t.Calls = newSlots(e, w.MaxCalls)
 		t.sessions = newSlots(e, w.MaxSessions)
-		t.instances = newSlots(e, w.MaxInstances)
-		t.instances.OnChange = func() { t.lv[model.LvInstances].Set(e.Now(), float64(t.instances.InUse)) }
+		t.Instances = newSlots(e, w.MaxInstances)
+		t.Instances.OnChange = func() { t.lv[model.LvInstances].Set(e.Now(), float64(t.Instances.InUse)) }
 		if w.Instancing == model.SingleInstance && w.Concurrency != model.ConcurrencyMultiple {
-			t.concLock = newSlots(e, 1)
+			t.Singleton = newSlots(e, 1)
 		}
 	}
 	for range spec.LockCount() {
-		t.locks = append(t.locks, newSlots(e, 1))
+		t.Locks = append(t.Locks, newSlots(e, 1))
 	}
 	t.cont = newContRT(t)
 	t.demandSampler = make([]sim.Sampler, len(spec.Steps))
@@ -170,20 +168,13 @@ func (t *tierRT) syncPipes(now sim.Time) {
 }
 
 func (t *tierRT) sample(now sim.Time, interval time.Duration) results.TierSample {
-	every := float64(interval)
 	cpu, perS := 0.0, 0.0
 	if now > 0 {
-		cpu = 100 * t.cpuInt.take(now) / (every * float64(t.spec.Cores))
+		cpu = t.spec.CPUPercent(t.cpuInt.take(now), interval)
 		perS = 1 / interval.Seconds()
 	}
 	t.syncPipes(now)
-	var v [model.NumLv]float64
-	for k := range t.lv {
-		v[k] = t.lv[k].Value()
-	}
-	var s results.TierSample
-	model.FillSample(&s, &v, cpu)
-	t.counts.Sample(&s, perS)
+	s := model.TierSample(func(k model.Lv) float64 { return t.lv[k].Value() }, cpu, &t.counts, perS)
 	for _, c := range t.out {
 		c.each(func(c *callStat) {
 			s.ConnsInUse += float64(c.conns.InUse)
@@ -199,14 +190,7 @@ func (t *tierRT) result(now sim.Time, span time.Duration) results.Tier {
 	if span > 0 {
 		perS = 1 / span.Seconds()
 	}
-	var mean, peak [model.NumLv]float64
-	for k := range t.lv {
-		mean[k], peak[k] = t.lv[k].Mean(now), t.lv[k].Max(now)
-	}
-	var r results.Tier
-	model.FillTier(&r, t.spec, &mean, &peak)
-	t.counts.Fill(&r, perS)
-	t.ends.Fill(&r)
+	r := model.TierResult(t.spec, func(k model.Lv) (float64, float64) { return t.lv[k].Mean(now), t.lv[k].Max(now) }, &t.counts, perS, &t.ends)
 	if t.cont != nil {
 		t.cont.fill(&r, now, span)
 	}

@@ -276,7 +276,7 @@ func TestFlagsObeyTheFormatsLimits(t *testing.T) {
 // Cancelling (Ctrl-C) reaches inside a replication: a run of 30 simulated
 // days at 10^5 requests/s stops, says so and exits 1.
 func TestInterruptReachesInsideAReplication(t *testing.T) {
-	f := writeFile(t, "long.toml", "name = \"long\"\nduration = \"720h\"\n[load]\nrate = 100000\n[[tier]]\nname = \"a\"\ncores = 64\n[[tier.step]]\ncpu = \"exp(1ms)\"\n")
+	f := writeFile(t, "long.toml", "name = \"long\"\nduration = \"720h\"\n[load]\nrate = 100000\n[[tier]]\nname = \"a\"\ncores = 128\n[[tier.step]]\ncpu = \"exp(1ms)\"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -41,7 +41,7 @@ func interrupt(t *testing.T, after time.Duration, args ...string) (stdout, stder
 }
 
 // long is an experiment that would simulate for days.
-const long = "name = \"long\"\nduration = \"720h\"\n[load]\nrate = 100000\n[[tier]]\nname = \"a\"\ncores = 64\n[[tier.step]]\ncpu = \"exp(1ms)\"\n"
+const long = "name = \"long\"\nduration = \"720h\"\n[load]\nrate = 100000\n[[tier]]\nname = \"a\"\ncores = 128\n[[tier.step]]\ncpu = \"exp(1ms)\"\n"
 
 // Every command stops within a second of the first signal, exits 1 and
 // says so; what it finished is printed (check: the files checked; plan:
