@@ -12,6 +12,7 @@ import (
 	"github.com/tsim-dev/tsim/fit"
 	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -127,7 +128,7 @@ func planSearch(r *analysis.PlanResult) string {
 	case analysis.MethodLoad:
 		what := map[string]string{"users": "users", "rate": "requests per second"}[r.Find]
 		return fmt.Sprintf("search: the most %s within the goal, doubling from the file's peak of %s to bracket it, then bisection; at most %s (%s)",
-			what, report.FmtLevel(r.Start), report.FmtLevel(r.Cap), r.CapWhy)
+			what, results.FmtLevel(r.Start), results.FmtLevel(r.Cap), r.CapWhy)
 	case analysis.MethodBisect:
 		a := r.Axes[0]
 		if !a.Ints {
@@ -203,9 +204,9 @@ func calibrationPage(c *Calibration) *htmlreport.Calibration {
 		}
 		return f(m.Value) + " ± " + f(m.Half)
 	}
-	secs := report.FmtLatency
-	pct := func(u float64) string { return report.FmtPercent(u) }
-	rate := func(x float64) string { return report.FmtRate(x) + "/s" }
+	secs := results.FmtLatency
+	pct := func(u float64) string { return results.FmtPercent(u) }
+	rate := func(x float64) string { return results.FmtRate(x) + "/s" }
 	p.Estimates = &htmlreport.Table{Left: 1,
 		Header: []string{"tier", "cores", "requests/s", "CPU busy", "CPU a request", "of it the steps'", "operation's time", "at the CPU", "in calls", "the rest: a wait"},
 		Titles: []string{"", "", "X", "U: % Processor Time", "U × cores / X (the utilisation law)", "less what the experiment's bindings spend encoding and decoding",

@@ -14,6 +14,7 @@ import (
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -166,7 +167,7 @@ func Check(x *format.Experiment, opt CheckOptions) *CheckResult {
 			at = fmt.Sprintf("%d replications at once, each up to %s", res.Concurrent, fmtBytes(res.PerRun))
 		}
 		w := fmt.Sprintf("the run would take about %s of memory at its peak (%s), more than %s of this machine's %s; most of it: %s",
-			fmtBytes(res.PeakBytes), at, report.FmtPercent(share), fmtBytes(float64(opt.Memory)), largest.most())
+			fmtBytes(res.PeakBytes), at, results.FmtPercent(share), fmtBytes(float64(opt.Memory)), largest.most())
 		res.Warnings = append(res.Warnings, w)
 	}
 	return res
@@ -179,10 +180,10 @@ func (o Overload) String() string {
 		what = "users who give up after their timeout and come back bring"
 	}
 	s := fmt.Sprintf("%s: %s %s requests/s at the peak, more than the %s/s %s (tier %s) serves by the operational laws: ρ = %s; %s requests/s too many",
-		o.Scenario, what, report.FmtRate(o.Arrival), report.FmtRate(o.Capacity), o.Throttle, o.Tier, fmtRho(o.Rho), report.FmtRate(o.Arrival-o.Capacity))
+		o.Scenario, what, results.FmtRate(o.Arrival), results.FmtRate(o.Capacity), o.Throttle, o.Tier, fmtRho(o.Rho), results.FmtRate(o.Arrival-o.Capacity))
 	if o.Queue > 0 && o.Backlog > o.Queue {
 		return s + fmt.Sprintf("; for %s the excess waits until %s holds %s requests, and the rest are refused (503): about %s of the arrivals meanwhile",
-			report.FmtSeconds(o.Seconds), o.QueueName, fmtMany(o.Queue), report.FmtPercent(1-1/o.Rho))
+			report.FmtSeconds(o.Seconds), o.QueueName, fmtMany(o.Queue), results.FmtPercent(1-1/o.Rho))
 	}
 	s += fmt.Sprintf("; for %s the queue grows, by about %s requests in all, every one kept in memory", report.FmtSeconds(o.Seconds), fmtMany(o.Backlog))
 	if o.Closed {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
-	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
@@ -291,7 +290,7 @@ func proposeChange(x *format.Experiment, v *Variant) Change {
 		return ch
 	case "lock":
 		return Change{Text: fmt.Sprintf("shorten %s: it is held %s per request, and the peak load of %s/s needs it held under %s.",
-			b.Throttle, report.FmtLatency(hold), report.FmtRate(a.Demand), report.FmtLatency(1/a.Demand))}
+			b.Throttle, results.FmtLatency(hold), results.FmtRate(a.Demand), results.FmtLatency(1/a.Demand))}
 	}
 	k, ok := knobFor(top, b)
 	if !ok {
@@ -300,7 +299,7 @@ func proposeChange(x *format.Experiment, v *Variant) Change {
 	ch := Change{Knob: k.name, From: k.from}
 	param := func(key string, n int) format.Param { return format.Param{Key: key, Value: strconv.Itoa(k.value(n))} }
 	limit := int(b.Limit)
-	busyAt := func(n int) string { return report.FmtPercent(a.Demand * hold / float64(n)) }
+	busyAt := func(n int) string { return results.FmtPercent(a.Demand * hold / float64(n)) }
 	var parts []string
 	if a.Saturated {
 		need := max(ceilInt(a.Demand*hold), limit+1)
@@ -312,7 +311,7 @@ func proposeChange(x *format.Experiment, v *Variant) Change {
 		}
 		ch.Set = param(key, need)
 		s := fmt.Sprintf("raise %s from %d to ≥ %d (%s = %d): the peak load needs %s/s × %s = %s %s busy on average (Little's law), so %d are %s busy",
-			k.name, k.from, k.value(need), key, k.value(need), report.FmtRate(a.Demand), report.FmtLatency(hold), report.FmtLevel(a.Demand*hold), unitOf(b), need, busyAt(need))
+			k.name, k.from, k.value(need), key, k.value(need), results.FmtRate(a.Demand), results.FmtLatency(hold), results.FmtLevel(a.Demand*hold), unitOf(b), need, busyAt(need))
 		if comfy > need {
 			ch.Comfortable = param(key, comfy)
 			s += fmt.Sprintf("; ≥ %d keep them under 75%% busy, with room for bursts", k.value(comfy))

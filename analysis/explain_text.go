@@ -70,9 +70,9 @@ func describeLoad(top *model.Topology, a model.Analysis) string {
 			users = strings.Join(vals, " → ") + " users (peak " + fmtCount(a.Users) + ")"
 		}
 		return fmt.Sprintf("closed, %s, think time Z = %s; D = %s, the response time with no queueing",
-			users, report.FmtLatency(a.Z.Seconds()), report.FmtLatency(a.D.Seconds()))
+			users, results.FmtLatency(a.Z.Seconds()), results.FmtLatency(a.D.Seconds()))
 	}
-	return fmt.Sprintf("open, %s requests/s at peak; D = %s, the response time with no queueing", report.FmtRate(a.Rate), report.FmtLatency(a.D.Seconds()))
+	return fmt.Sprintf("open, %s requests/s at peak; D = %s, the response time with no queueing", results.FmtRate(a.Rate), results.FmtLatency(a.D.Seconds()))
 }
 
 // WriteBounds writes the first part of the text for v: the load, the
@@ -103,13 +103,13 @@ func (v *Variant) WriteBounds(w io.Writer) error {
 		if a.Binding == b {
 			name = "→ " + b.Throttle
 		}
-		row := []string{name, fmtLimit(b.Limit), report.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec)}
+		row := []string{name, fmtLimit(b.Limit), results.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec)}
 		if closed {
 			row = append(row, fmtUsers(b.Users))
 		}
 		busy := "–"
 		if !math.IsInf(b.Limit, 1) {
-			busy = report.FmtPercent(math.Min(1, x*b.Hold.Seconds()/b.Limit))
+			busy = results.FmtPercent(math.Min(1, x*b.Hold.Seconds()/b.Limit))
 		}
 		row = append(row, busy)
 		if err := t.Append(row); err != nil {
@@ -138,23 +138,23 @@ func (v *Variant) WriteBounds(w io.Writer) error {
 		d, z := a.D.Seconds(), a.Z.Seconds()
 		n := a.Users
 		para(w, "throughput X ≤ min(N/(D+Z), 1/D_max) = min(%s/%s, 1/%s) = min(%s/s, %s/s) = %s/s at the peak of %s users",
-			fmtCount(n), report.FmtLatency(d+z), report.FmtLatency(dmax), report.FmtRate(n/(d+z)), fmtBound(1/dmax), fmtBound(math.Min(n/(d+z), 1/dmax)), fmtCount(n))
+			fmtCount(n), results.FmtLatency(d+z), results.FmtLatency(dmax), results.FmtRate(n/(d+z)), fmtBound(1/dmax), fmtBound(math.Min(n/(d+z), 1/dmax)), fmtCount(n))
 		para(w, "response time R ≥ max(D, N·D_max − Z) = max(%s, %s × %s − %s) = %s",
-			report.FmtLatency(d), fmtCount(n), report.FmtLatency(dmax), report.FmtLatency(z), report.FmtLatency(math.Max(d, n*dmax-z)))
-		state := fmt.Sprintf("%s of the way", report.FmtPercent(n/b.Users))
+			results.FmtLatency(d), fmtCount(n), results.FmtLatency(dmax), results.FmtLatency(z), results.FmtLatency(math.Max(d, n*dmax-z)))
+		state := fmt.Sprintf("%s of the way", results.FmtPercent(n/b.Users))
 		if a.Saturated {
 			state = "SATURATED"
 		}
 		para(w, "binds first: %s (%s, each held %s per request), saturating at %s users (%s/s); the load peaks at %s users: %s",
-			b.Throttle, fmtSlots(b), report.FmtLatency(b.Hold.Seconds()), fmtUsers(b.Users), fmtBound(b.PerSec), fmtCount(n), state)
+			b.Throttle, fmtSlots(b), results.FmtLatency(b.Hold.Seconds()), fmtUsers(b.Users), fmtBound(b.PerSec), fmtCount(n), state)
 	} else {
-		para(w, "throughput X ≤ 1/D_max = 1/%s = %s/s", report.FmtLatency(dmax), fmtBound(1/dmax))
-		state := fmt.Sprintf("%s of the way", report.FmtPercent(a.Rate/b.PerSec))
+		para(w, "throughput X ≤ 1/D_max = 1/%s = %s/s", results.FmtLatency(dmax), fmtBound(1/dmax))
+		state := fmt.Sprintf("%s of the way", results.FmtPercent(a.Rate/b.PerSec))
 		if a.Saturated {
 			state = "SATURATED, its queue grows while the peak lasts"
 		}
 		para(w, "binds first: %s (%s, each held %s per request), saturating at %s requests/s; the load peaks at %s/s: %s",
-			b.Throttle, fmtSlots(b), report.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec), report.FmtRate(a.Rate), state)
+			b.Throttle, fmtSlots(b), results.FmtLatency(b.Hold.Seconds()), fmtBound(b.PerSec), results.FmtRate(a.Rate), state)
 	}
 	if b.Kind != "connection" && b.Note != "" {
 		para(w, "%s: %s", b.Throttle, b.Note)
@@ -206,14 +206,14 @@ func fmtBound(x float64) string {
 	if math.IsInf(x, 1) {
 		return "∞"
 	}
-	return report.FmtRate(x)
+	return results.FmtRate(x)
 }
 
 func fmtUsers(x float64) string {
 	if math.IsInf(x, 1) {
 		return "never"
 	}
-	return report.FmtLevel(x)
+	return results.FmtLevel(x)
 }
 
 // fmtCount writes a count: an integer when it is one.
@@ -221,7 +221,7 @@ func fmtCount(x float64) string {
 	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 		return strconv.FormatInt(int64(x), 10)
 	}
-	return report.FmtLevel(x)
+	return results.FmtLevel(x)
 }
 
 func fmtUsersOrRate(b *model.Bound, a model.Analysis) string {
@@ -293,7 +293,7 @@ func (ex *Explanation) WriteBreakdown(w io.Writer) error {
 		if total <= 0 {
 			return "–"
 		}
-		return fmt.Sprintf("%s %4s", report.FmtLatency(x), report.FmtPercent(x/total))
+		return fmt.Sprintf("%s %4s", results.FmtLatency(x), results.FmtPercent(x/total))
 	}
 	for _, r := range breakdownRows {
 		row := []string{r.label}
@@ -317,10 +317,10 @@ func (ex *Explanation) WriteBreakdown(w io.Writer) error {
 			rows[0] = append(rows[0], "–")
 			rows[1] = append(rows[1], "–")
 		} else {
-			rows[0] = append(rows[0], report.FmtLatency(breakdownTotal(r.Breakdown)))
-			rows[1] = append(rows[1], report.FmtLatency(r.Latency.Mean)+" / "+report.FmtLatency(r.Latency.P99))
+			rows[0] = append(rows[0], results.FmtLatency(breakdownTotal(r.Breakdown)))
+			rows[1] = append(rows[1], results.FmtLatency(r.Latency.Mean)+" / "+results.FmtLatency(r.Latency.P99))
 		}
-		rows[2] = append(rows[2], report.FmtRate(r.GoodputPerS)+", "+report.FmtPercent(r.TimeoutRate))
+		rows[2] = append(rows[2], results.FmtRate(r.GoodputPerS)+", "+results.FmtPercent(r.TimeoutRate))
 	}
 	for _, row := range rows {
 		if err := t.Append(row); err != nil {
@@ -380,7 +380,7 @@ func simulatedUse(b *model.Bound, r *results.Run) string {
 		if math.IsInf(b.Limit, 1) || b.Limit <= 0 {
 			return ""
 		}
-		return " (" + report.FmtPercent(x/b.Limit) + ")"
+		return " (" + results.FmtPercent(x/b.Limit) + ")"
 	}
 	switch b.Kind {
 	case "connection":
@@ -388,29 +388,29 @@ func simulatedUse(b *model.Bound, r *results.Run) string {
 		for _, c := range r.Calls {
 			if c.From == from && c.To == to {
 				return fmt.Sprintf("%s of %s connections in use on average%s, %s calls waiting for one (max %s), %s mean wait",
-					report.FmtLevel(c.InUseMean), fmtLimit(b.Limit), pct(c.InUseMean), report.FmtLevel(c.WaitingMean), report.FmtLevel(c.WaitingMax), report.FmtLatency(c.WaitMean))
+					results.FmtLevel(c.InUseMean), fmtLimit(b.Limit), pct(c.InUseMean), results.FmtLevel(c.WaitingMean), results.FmtLevel(c.WaitingMax), results.FmtLatency(c.WaitMean))
 			}
 		}
 	case "threads", "threads-min":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s threads busy on average (max %s) of %s%s, %s work items waiting for a thread",
-				report.FmtLevel(t.ThreadsBusyMean), report.FmtLevel(t.ThreadsBusyMax), fmtLimit(b.Limit), pct(t.ThreadsBusyMean), report.FmtLevel(t.ThreadQueueMean))
+				results.FmtLevel(t.ThreadsBusyMean), results.FmtLevel(t.ThreadsBusyMax), fmtLimit(b.Limit), pct(t.ThreadsBusyMean), results.FmtLevel(t.ThreadQueueMean))
 		}
 	case "admission":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s requests executing on average (max %s) of %s%s, %s queued (max %s)",
-				report.FmtLevel(t.ExecutingMean), report.FmtLevel(t.ExecutingMax), fmtLimit(b.Limit), pct(t.ExecutingMean), report.FmtLevel(t.QueuedMean), report.FmtLevel(t.QueuedMax))
+				results.FmtLevel(t.ExecutingMean), results.FmtLevel(t.ExecutingMax), fmtLimit(b.Limit), pct(t.ExecutingMean), results.FmtLevel(t.QueuedMean), results.FmtLevel(t.QueuedMax))
 		}
 	case "wcf-calls", "wcf-sessions", "wcf-instances":
 		if t := tier(b.Tier); t != nil {
 			return fmt.Sprintf("%s calls outstanding on average (max %s) against a limit of %s%s",
-				report.FmtLevel(t.OutstandingMean), report.FmtLevel(t.OutstandingMax), fmtLimit(b.Limit), pct(t.OutstandingMean))
+				results.FmtLevel(t.OutstandingMean), results.FmtLevel(t.OutstandingMax), fmtLimit(b.Limit), pct(t.OutstandingMean))
 		}
 	case "instance-lock", "lock":
-		return fmt.Sprintf("%s per request waiting for a lock", report.FmtLatency(r.Breakdown.LockWait))
+		return fmt.Sprintf("%s per request waiting for a lock", results.FmtLatency(r.Breakdown.LockWait))
 	case "cpu":
 		if t := tier(b.Tier); t != nil {
-			return fmt.Sprintf("CPU %s%% busy on %d cores", report.FmtFixed(100*t.CPUUtil, 1), t.Cores)
+			return fmt.Sprintf("CPU %s%% busy on %d cores", results.FmtFixed(100*t.CPUUtil, 1), t.Cores)
 		}
 	}
 	return ""
@@ -428,7 +428,7 @@ func diagnose(w io.Writer, v *Variant) {
 	peak := fmtCount(a.Users) + " users"
 	at := fmtUsers(b.Users) + " users"
 	if !closed {
-		peak = report.FmtRate(a.Rate) + " requests/s"
+		peak = results.FmtRate(a.Rate) + " requests/s"
 		at = fmtBound(b.PerSec) + " requests/s"
 	}
 	total := breakdownTotal(r.Breakdown)
@@ -445,16 +445,16 @@ func diagnose(w io.Writer, v *Variant) {
 	}
 	if total > 0 {
 		if a.Saturated {
-			para(w, "%s is %s of the response time (%s of %s).", capitalise(what), report.FmtPercent(get(r.Breakdown)/total), report.FmtLatency(get(r.Breakdown)), report.FmtLatency(total))
+			para(w, "%s is %s of the response time (%s of %s).", capitalise(what), results.FmtPercent(get(r.Breakdown)/total), results.FmtLatency(get(r.Breakdown)), results.FmtLatency(total))
 		}
 		if label, most := largestPart(r.Breakdown, true); most > 0 && label != what && most > get(r.Breakdown) && most/total > 0.1 {
-			para(w, "The simulation finds more time %s (%s of the response time) than %s: the queue of a binding limit backs up into the limits in front of it — or that limit binds too (see its bound above).", label, report.FmtPercent(most/total), what)
+			para(w, "The simulation finds more time %s (%s of the response time) than %s: the queue of a binding limit backs up into the limits in front of it — or that limit binds too (see its bound above).", label, results.FmtPercent(most/total), what)
 		}
 		if !a.Saturated {
 			label, most := largestPart(r.Breakdown, false)
-			para(w, "The response time (%s) is mostly %s (%s).", report.FmtLatency(total), label, report.FmtPercent(most/total))
+			para(w, "The response time (%s) is mostly %s (%s).", results.FmtLatency(total), label, results.FmtPercent(most/total))
 			if wl, wx := largestPart(r.Breakdown, true); wx/total >= 0.05 {
-				s := fmt.Sprintf("The largest wait is %s: %s per request (%s)", wl, report.FmtLatency(wx), report.FmtPercent(wx/total))
+				s := fmt.Sprintf("The largest wait is %s: %s per request (%s)", wl, results.FmtLatency(wx), results.FmtPercent(wx/total))
 				if keys := threadMinimums(a); wl == "waiting for a thread" && len(keys) > 0 {
 					s += fmt.Sprintf(" — bursts above a thread pool's minimum wait for the CLR to inject threads (the first minimum saturates at %s);"+
 						" raising the minimums (%s) shortens that wait", fmtUsersOrRate(threadMinimum(a), a), strings.Join(keys, ", "))
@@ -470,12 +470,12 @@ func diagnose(w io.Writer, v *Variant) {
 		if r.FirstTimeout >= 0 {
 			first = ", the first at " + report.FmtSeconds(math.Round(r.FirstTimeout*10)/10)
 		}
-		para(w, "%s of the requests timed out%s.", report.FmtPercent(r.TimeoutRate), first)
+		para(w, "%s of the requests timed out%s.", results.FmtPercent(r.TimeoutRate), first)
 	}
 	var cpu []string
 	busiest := 0.0
 	for _, t := range r.Tiers {
-		cpu = append(cpu, fmt.Sprintf("%s %s%%", t.Name, report.FmtFixed(100*t.CPUUtil, 1)))
+		cpu = append(cpu, fmt.Sprintf("%s %s%%", t.Name, results.FmtFixed(100*t.CPUUtil, 1)))
 		busiest = math.Max(busiest, t.CPUUtil)
 	}
 	idle := ""
@@ -487,7 +487,7 @@ func diagnose(w io.Writer, v *Variant) {
 	if m, share, ok := Dominant(r); ok {
 		// The contention mechanisms (mechanism.go, contention.go); all 0
 		// when they are off.
-		para(w, "Of what grows with concurrency, %s dominates: %s %s.", m.Name, report.FmtPercent(share), m.Of)
+		para(w, "Of what grows with concurrency, %s dominates: %s %s.", m.Name, results.FmtPercent(share), m.Of)
 		if dominated = share >= Dominating && m.Remedy != ""; dominated {
 			para(w, "Against it: %s.", m.Remedy)
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -177,11 +176,11 @@ func (g Goal) Format(v float64) string {
 	}
 	switch g.Metric {
 	case "timeouts", "rejected":
-		return report.FmtPercent(v)
+		return results.FmtPercent(v)
 	case "goodput", "throughput":
-		return report.FmtRate(v) + "/s"
+		return results.FmtRate(v) + "/s"
 	}
-	return report.FmtLatency(v)
+	return results.FmtLatency(v)
 }
 
 // Axis names the clause's metric for a picture's axis, and the factor

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
-	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 	"github.com/tsim-dev/tsim/sim"
@@ -265,7 +264,7 @@ func Plan(ctx context.Context, x *format.Experiment, opt PlanOptions) (*PlanResu
 	case opt.Rate > 0:
 		r.Fixed = append(r.Fixed, format.Param{Key: "load.rate", Value: strconv.FormatFloat(opt.Rate, 'g', -1, 64)})
 		unset = append(unset, "load.rate_schedule")
-		r.Load = fmt.Sprintf("%s requests/s, constant", report.FmtRate(opt.Rate))
+		r.Load = fmt.Sprintf("%s requests/s, constant", results.FmtRate(opt.Rate))
 	case opt.Find == "users":
 		unset = append(unset, "load.users_schedule")
 		r.Load = "users searched, constant at each point"

@@ -110,7 +110,7 @@ func calibratedTable(ks []CalibratedCounter) *Table {
 		}
 		e := "–"
 		if !math.IsNaN(k.RelativeError) && !math.IsInf(k.RelativeError, 0) {
-			e = fmtFixed(100*k.RelativeError, 1) + "%"
+			e = results.FmtFixed(100*k.RelativeError, 1) + "%"
 			if k.RelativeError > 0 {
 				e = "+" + e
 			}

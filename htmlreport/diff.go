@@ -121,7 +121,7 @@ func (f Figure) value(v float64, h *float64, none bool) string {
 	if none {
 		return "–"
 	}
-	return f.Format(v) + pm(h, f.Format)
+	return f.Format(v) + results.FmtPM(h, f.Format)
 }
 
 // Change writes B − A and, where A is not zero, the relative change.
@@ -245,16 +245,16 @@ func headlineFigures(a, b results.Aggregate) []Figure {
 	}
 	noLatA, noLatB := a.Latency.None || a.Requests.Completed == 0, b.Latency.None || b.Requests.Completed == 0
 	lat := func(name string, va, vb float64, ha, hb *float64) Figure {
-		return Figure{Name: name, A: va, B: vb, HA: ha, HB: hb, Better: -1, Format: fmtLatency, NoneA: noLatA, NoneB: noLatB}
+		return Figure{Name: name, A: va, B: vb, HA: ha, HB: hb, Better: -1, Format: results.FmtLatency, NoneA: noLatA, NoneB: noLatB}
 	}
 	count := func(name string, va, vb int64, better int) Figure {
 		return Figure{Name: name, A: float64(va), B: float64(vb), Better: better, Format: fmtCount}
 	}
-	first := Figure{Name: "first timeout", A: a.FirstTimeoutS, B: b.FirstTimeoutS, Better: +1, Format: fmtLatency,
+	first := Figure{Name: "first timeout", A: a.FirstTimeoutS, B: b.FirstTimeoutS, Better: +1, Format: results.FmtLatency,
 		NoneA: a.FirstTimeoutS < 0, NoneB: b.FirstTimeoutS < 0}
 	return []Figure{
-		{Name: "goodput/s", A: a.GoodputPerS, B: b.GoodputPerS, HA: ca.GoodputPerS, HB: cb.GoodputPerS, Better: +1, Format: fmtRate},
-		{Name: "throughput/s", A: a.ThroughputPerS, B: b.ThroughputPerS, HA: ca.ThroughputPerS, HB: cb.ThroughputPerS, Better: +1, Format: fmtRate},
+		{Name: "goodput/s", A: a.GoodputPerS, B: b.GoodputPerS, HA: ca.GoodputPerS, HB: cb.GoodputPerS, Better: +1, Format: results.FmtRate},
+		{Name: "throughput/s", A: a.ThroughputPerS, B: b.ThroughputPerS, HA: ca.ThroughputPerS, HB: cb.ThroughputPerS, Better: +1, Format: results.FmtRate},
 		lat("latency mean", a.Latency.Mean, b.Latency.Mean, ca.LatencyMeanS, cb.LatencyMeanS),
 		lat("latency p50", a.Latency.P50, b.Latency.P50, nil, nil),
 		lat("latency p90", a.Latency.P90, b.Latency.P90, nil, nil),
@@ -283,11 +283,11 @@ func tierFigures(ta, tb []results.Tier) []Figure {
 		}
 		y := tb[k]
 		out = append(out,
-			Figure{Name: x.Name + ": CPU %", A: 100 * x.CPUUtil, B: 100 * y.CPUUtil, Format: func(v float64) string { return fmtFixed(v, 1) }},
-			Figure{Name: x.Name + ": requests executing", A: x.ExecutingMean, B: y.ExecutingMean, Format: fmtLevel},
-			Figure{Name: x.Name + ": requests queued", A: x.QueuedMean, B: y.QueuedMean, Better: -1, Format: fmtLevel},
-			Figure{Name: x.Name + ": request wait time", A: x.WaitTimeMean, B: y.WaitTimeMean, Better: -1, Format: fmtLatency},
-			Figure{Name: x.Name + ": response p99", A: x.ResponseP99, B: y.ResponseP99, Better: -1, Format: fmtLatency,
+			Figure{Name: x.Name + ": CPU %", A: 100 * x.CPUUtil, B: 100 * y.CPUUtil, Format: func(v float64) string { return results.FmtFixed(v, 1) }},
+			Figure{Name: x.Name + ": requests executing", A: x.ExecutingMean, B: y.ExecutingMean, Format: results.FmtLevel},
+			Figure{Name: x.Name + ": requests queued", A: x.QueuedMean, B: y.QueuedMean, Better: -1, Format: results.FmtLevel},
+			Figure{Name: x.Name + ": request wait time", A: x.WaitTimeMean, B: y.WaitTimeMean, Better: -1, Format: results.FmtLatency},
+			Figure{Name: x.Name + ": response p99", A: x.ResponseP99, B: y.ResponseP99, Better: -1, Format: results.FmtLatency,
 				NoneA: x.Completed == 0, NoneB: y.Completed == 0},
 		)
 	}
@@ -313,9 +313,9 @@ func callFigures(ca, cb []results.Call) []Figure {
 		name := x.From + " → " + x.To
 		out = append(out,
 			Figure{Name: name + ": connection limit", A: float64(x.Limit), B: float64(y.Limit), Format: limit},
-			Figure{Name: name + ": connections in use", A: x.InUseMean, B: y.InUseMean, Format: fmtLevel},
-			Figure{Name: name + ": waiting for a connection", A: x.WaitingMean, B: y.WaitingMean, Better: -1, Format: fmtLevel},
-			Figure{Name: name + ": connection wait", A: x.WaitMean, B: y.WaitMean, Better: -1, Format: fmtLatency},
+			Figure{Name: name + ": connections in use", A: x.InUseMean, B: y.InUseMean, Format: results.FmtLevel},
+			Figure{Name: name + ": waiting for a connection", A: x.WaitingMean, B: y.WaitingMean, Better: -1, Format: results.FmtLevel},
+			Figure{Name: name + ": connection wait", A: x.WaitMean, B: y.WaitMean, Better: -1, Format: results.FmtLatency},
 			Figure{Name: name + ": calls timed out", A: float64(x.TimedOut), B: float64(y.TimedOut), Better: -1, Format: fmtCount},
 		)
 	}

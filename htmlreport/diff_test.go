@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 func TestVerdict(t *testing.T) {
@@ -30,7 +32,7 @@ func TestVerdict(t *testing.T) {
 			t.Errorf("%+v: class %q, want %q", c.f, got, c.class)
 		}
 	}
-	f := Figure{A: 4, B: 6, Format: fmtRate}
+	f := Figure{A: 4, B: 6, Format: results.FmtRate}
 	if got := f.Change(); got != "+2.00 (+50%)" {
 		t.Errorf("change %q", got)
 	}

@@ -179,7 +179,7 @@ func summaryTable(r *results.Experiment, done []*results.Scenario) *Table {
 			if a.Requests.Completed == 0 && a.GoodputPerS == 0 {
 				return "–"
 			}
-			return fmtLatency(v)
+			return results.FmtLatency(v)
 		}
 		first := "none"
 		if a.FirstTimeoutS >= 0 {
@@ -187,14 +187,14 @@ func summaryTable(r *results.Experiment, done []*results.Scenario) *Table {
 		}
 		c := a.Requests
 		row = append(row,
-			fmtRate(a.GoodputPerS)+pm(ci.GoodputPerS, fmtRate),
-			fmtRate(a.ThroughputPerS)+pm(ci.ThroughputPerS, fmtRate),
-			lat(a.Latency.Mean)+pm(ci.LatencyMeanS, fmtLatency),
+			results.FmtRate(a.GoodputPerS)+results.FmtPM(ci.GoodputPerS, results.FmtRate),
+			results.FmtRate(a.ThroughputPerS)+results.FmtPM(ci.ThroughputPerS, results.FmtRate),
+			lat(a.Latency.Mean)+results.FmtPM(ci.LatencyMeanS, results.FmtLatency),
 			lat(a.Latency.P50), lat(a.Latency.P90),
-			lat(a.Latency.P99)+pm(ci.LatencyP99S, fmtLatency),
+			lat(a.Latency.P99)+results.FmtPM(ci.LatencyP99S, results.FmtLatency),
 			lat(a.Latency.Max),
-			fmtPercent(a.TimeoutRate)+pm(ci.TimeoutRate, fmtPercent),
-			fmtPercent(a.RejectRate),
+			results.FmtPercent(a.TimeoutRate)+results.FmtPM(ci.TimeoutRate, results.FmtPercent),
+			results.FmtPercent(a.RejectRate),
 			fmtInt(c.Generated), fmtInt(c.Completed), fmtInt(c.TimedOut), fmtInt(c.Rejected), fmtInt(c.Failed), fmtInt(c.InFlight),
 			first)
 		t.Rows = append(t.Rows, row)
@@ -269,16 +269,16 @@ func tierLevels(tiers []results.Tier) *Table {
 	for _, x := range tiers {
 		pipes, calls, inst, app := "–", "–", "–", "–"
 		if aspnetHost(x.Host) {
-			pipes, app = meanMax(x.PipelinesMean, x.PipelinesMax), meanMax(x.AppQueuedMean, x.AppQueuedMax)
+			pipes, app = results.MeanMax(x.PipelinesMean, x.PipelinesMax), results.MeanMax(x.AppQueuedMean, x.AppQueuedMax)
 		}
 		if x.WCF {
-			calls, inst = meanMax(x.OutstandingMean, x.OutstandingMax), meanMax(x.InstancesMean, x.InstancesMax)
+			calls, inst = results.MeanMax(x.OutstandingMean, x.OutstandingMax), results.MeanMax(x.InstancesMean, x.InstancesMax)
 		}
-		row := []string{tierLabel(x), strconv.Itoa(x.Cores), fmtFixed(100*x.CPUUtil, 1),
-			meanMax(x.ExecutingMean, x.ExecutingMax), meanMax(x.QueuedMean, x.QueuedMax), meanMax(x.CurrentMean, x.CurrentMax),
+		row := []string{tierLabel(x), strconv.Itoa(x.Cores), results.FmtFixed(100*x.CPUUtil, 1),
+			results.MeanMax(x.ExecutingMean, x.ExecutingMax), results.MeanMax(x.QueuedMean, x.QueuedMax), results.MeanMax(x.CurrentMean, x.CurrentMax),
 			app, pipes, calls, inst,
-			meanMax(x.WorkerBusyMean, x.WorkerBusyMax), meanMax(x.IOBusyMean, x.IOBusyMax), fmtLevel(x.ThreadQueueMean),
-			fmtFixed(x.WastedCPUSeconds, 1)}
+			results.MeanMax(x.WorkerBusyMean, x.WorkerBusyMax), results.MeanMax(x.IOBusyMean, x.IOBusyMax), results.FmtLevel(x.ThreadQueueMean),
+			results.FmtFixed(x.WastedCPUSeconds, 1)}
 		cls := make([]string, len(row))
 		if x.QueuedMean >= 0.05 {
 			cls[4] = "warn"
@@ -296,22 +296,22 @@ func tierRates(tiers []results.Tier) *Table {
 			`ASP.NET\Request Execution Time`, `ServiceModelService\Calls Duration`,
 			"arrival to reply at the tier, of the requests it completed", "share of completed requests that queued somewhere at the tier",
 			"", "", "HTTP 503", "executionTimeout, client gone"}}
-	pair := func(a, b float64) string { return fmtLatency(a) + " / " + fmtLatency(b) }
+	pair := func(a, b float64) string { return results.FmtLatency(a) + " / " + results.FmtLatency(b) }
 	for _, x := range tiers {
 		wait, exec, calls, resp, pw, cps := "–", "–", "–", "–", "–", "–"
 		if x.Arrived > 0 || x.Completed > 0 {
 			wait, exec = pair(x.WaitTimeMean, x.WaitTimeMax), pair(x.ExecTimeMean, x.ExecTimeMax)
 		}
 		if x.WCF {
-			cps = fmtRate(x.CallsPerS)
+			cps = results.FmtRate(x.CallsPerS)
 			if x.Calls > 0 {
 				calls = pair(x.CallDurationMean, x.CallDurationMax)
 			}
 		}
 		if x.Completed > 0 {
-			resp, pw = pair(x.ResponseP50, x.ResponseP99), fmtPercent(x.PWait)
+			resp, pw = pair(x.ResponseP50, x.ResponseP99), results.FmtPercent(x.PWait)
 		}
-		t.Rows = append(t.Rows, []string{tierLabel(x), fmtRate(x.RequestsPerS), cps, wait, exec, calls, resp, pw,
+		t.Rows = append(t.Rows, []string{tierLabel(x), results.FmtRate(x.RequestsPerS), cps, wait, exec, calls, resp, pw,
 			fmtInt(x.Arrived), fmtInt(x.Completed), fmtInt(x.Rejected), fmtInt(x.Aborted)})
 	}
 	return t
@@ -328,9 +328,9 @@ func callsTable(calls []results.Call) *Table {
 		}
 		wait := "–"
 		if c.Calls > 0 {
-			wait = fmtLatency(c.WaitMean) + " / " + fmtLatency(c.WaitP99)
+			wait = results.FmtLatency(c.WaitMean) + " / " + results.FmtLatency(c.WaitP99)
 		}
-		row := []string{c.From + " → " + c.To, limit, meanMax(c.InUseMean, c.InUseMax), meanMax(c.WaitingMean, c.WaitingMax), wait,
+		row := []string{c.From + " → " + c.To, limit, results.MeanMax(c.InUseMean, c.InUseMax), results.MeanMax(c.WaitingMean, c.WaitingMax), wait,
 			fmtInt(c.Calls), fmtInt(c.TimedOut), fmtInt(c.Rejected), fmtInt(c.Failed), fmtInt(c.Retries)}
 		cls := make([]string, len(row))
 		if c.WaitingMean >= 0.05 {
@@ -383,7 +383,7 @@ func balancersTable(bs []results.Balancer) *Table {
 		limit, inUse, waiting := "none", "–", "–"
 		if b.Limit > 0 {
 			limit = strconv.Itoa(b.Limit)
-			inUse, waiting = meanMax(b.InUseMean, b.InUseMax), meanMax(b.WaitingMean, b.WaitingMax)
+			inUse, waiting = results.MeanMax(b.InUseMean, b.InUseMax), results.MeanMax(b.WaitingMean, b.WaitingMax)
 		}
 		var total int64
 		for _, n := range b.Sent {
@@ -393,7 +393,7 @@ func balancersTable(bs []results.Balancer) *Table {
 		for i, n := range b.Sent {
 			sent[i] = fmtInt(n)
 			if total > 0 && len(b.Sent) <= 8 {
-				sent[i] += " (" + fmtPercent(float64(n)/float64(total)) + ")"
+				sent[i] += " (" + results.FmtPercent(float64(n)/float64(total)) + ")"
 			}
 		}
 		t.Rows = append(t.Rows, []string{b.Farm, b.Policy, limit, inUse, waiting, fmtInt(b.Rejected), fmtInt(b.Refused), strings.Join(sent, ", ")})
@@ -433,7 +433,7 @@ func breakdownTable(a results.Aggregate) *Table {
 		if v == 0 {
 			continue
 		}
-		row := []string{p.name, fmtLatency(v), fmtPercent(v / total)}
+		row := []string{p.name, results.FmtLatency(v), results.FmtPercent(v / total)}
 		cls := []string{"", "", ""}
 		if strings.HasPrefix(p.name, "waiting") && v/total >= 0.2 {
 			cls[2] = "warn"
@@ -471,7 +471,7 @@ func scenarioFindings(a results.Aggregate) []Finding {
 			continue
 		}
 		f := Finding{Level: "warn", Text: fmt.Sprintf("%s → %s: the connection limit of %d binds: %s of %d connections in use on average, %s calls waiting for one (max %s), waiting %s on average (p99 %s)",
-			c.From, c.To, c.Limit, fmtLevel(c.InUseMean), c.Limit, fmtLevel(c.WaitingMean), fmtLevel(c.WaitingMax), fmtLatency(c.WaitMean), fmtLatency(c.WaitP99))}
+			c.From, c.To, c.Limit, results.FmtLevel(c.InUseMean), c.Limit, results.FmtLevel(c.WaitingMean), results.FmtLevel(c.WaitingMax), results.FmtLatency(c.WaitMean), results.FmtLatency(c.WaitP99))}
 		if c.TimedOut > 0 {
 			f.Level = "bad"
 			f.Text += fmt.Sprintf("; %d calls timed out", c.TimedOut)
@@ -485,22 +485,22 @@ func scenarioFindings(a results.Aggregate) []Finding {
 	for _, t := range a.Tiers {
 		var qs []string
 		if t.AppQueuedMean >= 0.05 {
-			qs = append(qs, fmt.Sprintf("%s in the application queue", fmtLevel(t.AppQueuedMean)))
+			qs = append(qs, fmt.Sprintf("%s in the application queue", results.FmtLevel(t.AppQueuedMean)))
 		} else if t.QueuedMean >= 0.05 {
-			qs = append(qs, fmt.Sprintf("%s requests queued", fmtLevel(t.QueuedMean)))
+			qs = append(qs, fmt.Sprintf("%s requests queued", results.FmtLevel(t.QueuedMean)))
 		}
 		if t.ThreadQueueMean >= 0.05 {
-			qs = append(qs, fmt.Sprintf("%s work items waiting for a pool thread", fmtLevel(t.ThreadQueueMean)))
+			qs = append(qs, fmt.Sprintf("%s work items waiting for a pool thread", results.FmtLevel(t.ThreadQueueMean)))
 		}
 		if t.ListenerWaitingMean >= 0.05 {
-			qs = append(qs, fmt.Sprintf("%s connections waiting in the listener", fmtLevel(t.ListenerWaitingMean)))
+			qs = append(qs, fmt.Sprintf("%s connections waiting in the listener", results.FmtLevel(t.ListenerWaitingMean)))
 		}
 		if len(qs) > 0 {
 			warn = append(warn, Finding{Level: "warn", Text: fmt.Sprintf("%s: %s on average (wait %s on average, max %s)",
-				tierLabel(t), strings.Join(qs, ", "), fmtLatency(t.WaitTimeMean), fmtLatency(t.WaitTimeMax))})
+				tierLabel(t), strings.Join(qs, ", "), results.FmtLatency(t.WaitTimeMean), results.FmtLatency(t.WaitTimeMax))})
 		}
 		if t.CPUUtil >= 0.8 {
-			warn = append(warn, Finding{Level: "warn", Text: fmt.Sprintf("%s: CPU %s %% busy", tierLabel(t), fmtFixed(100*t.CPUUtil, 0))})
+			warn = append(warn, Finding{Level: "warn", Text: fmt.Sprintf("%s: CPU %s %% busy", tierLabel(t), results.FmtFixed(100*t.CPUUtil, 0))})
 		}
 		if t.Rejected > 0 {
 			bad = append(bad, Finding{Level: "bad", Text: fmt.Sprintf("%s: %d requests rejected (HTTP 503)", tierLabel(t), t.Rejected)})
@@ -514,12 +514,12 @@ func scenarioFindings(a results.Aggregate) []Finding {
 		for _, p := range breakdownParts {
 			if v := p.get(a.Breakdown); strings.HasPrefix(p.name, "waiting") && v/total >= 0.1 {
 				info = append(info, Finding{Level: "info", Text: fmt.Sprintf("%s of the response time of a completed request (%s of %s) went %s",
-					fmtPercent(v/total), fmtLatency(v), fmtLatency(total), p.name)})
+					results.FmtPercent(v/total), results.FmtLatency(v), results.FmtLatency(total), p.name)})
 			}
 		}
 	}
 	if c := a.Requests; c.TimedOut > 0 {
-		f := Finding{Level: "bad", Text: fmt.Sprintf("%d requests timed out (%s)", c.TimedOut, fmtPercent(a.TimeoutRate))}
+		f := Finding{Level: "bad", Text: fmt.Sprintf("%d requests timed out (%s)", c.TimedOut, results.FmtPercent(a.TimeoutRate))}
 		if a.FirstTimeoutS >= 0 {
 			f.Text += ", the first at " + fmtSeconds(math.Round(a.FirstTimeoutS*10)/10)
 		}

@@ -35,10 +35,10 @@ func loadTestSection(done []*results.Scenario) *Section {
 				if math.IsNaN(v) {
 					return "–"
 				}
-				return fmtLatency(v)
+				return results.FmtLatency(v)
 			}
 			st := side.st
-			t.Rows = append(t.Rows, []string{sc.Variant, side.name, fmtInt(st.Requests), fmtPercent(st.ErrorRate),
+			t.Rows = append(t.Rows, []string{sc.Variant, side.name, fmtInt(st.Requests), results.FmtPercent(st.ErrorRate),
 				lat(st.MeanS), lat(st.P50S), lat(st.P90S), lat(st.P99S)})
 		}
 		g.Charts = append(g.Charts, loadTestCharts(sc.Variant, lt)...)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 // PlanFileName is the page tsim plan writes beside its plan.png.
@@ -158,11 +160,11 @@ func fmtClause(c PlanClause, v float64) string {
 	case math.IsInf(v, 0) || math.IsNaN(v):
 		return "none"
 	case c.Unit == "s":
-		return fmtLatency(v)
+		return results.FmtLatency(v)
 	case c.Unit == "%":
-		return fmtPercent(v)
+		return results.FmtPercent(v)
 	case c.Unit == "/s":
-		return fmtRate(v) + "/s"
+		return results.FmtRate(v) + "/s"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }

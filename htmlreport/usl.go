@@ -25,7 +25,7 @@ func uslSection(r *results.Experiment) *Section {
 	}
 	level := "95%"
 	if u := r.USL[0]; u.Level > 0 {
-		level = fmtPercent(u.Level)
+		level = results.FmtPercent(u.Level)
 	}
 	s.Text("The Universal Scalability Law fitted to the throughput%s: X(N) = λN / (1 + σ(N−1) + κN(N−1)); σ is contention, κ coherency, λ the throughput of one. Nonlinear least squares on the mean throughputs; [ ] are %s intervals from the fit's Jacobian, none where a parameter sits at its bound; no peak where κ's interval reaches 0 (throughput then rises towards λ/σ).", key, level)
 	s.Add(Block{Table: uslTable(r.USL)})
@@ -45,7 +45,7 @@ func uslSection(r *results.Experiment) *Section {
 func uslTable(us []*results.USL) *Table {
 	t := &Table{Left: 1, Header: []string{"line", "σ contention", "κ coherency", "λ, X at N = 1", "N*, the peak", "X* at N*", "R²"}}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 3, 64) }
-	rate := func(x float64) string { return fmtRate(x) + "/s" }
+	rate := func(x float64) string { return results.FmtRate(x) + "/s" }
 	with := func(x float64, iv results.Interval, f func(float64) string) string {
 		if iv.None() {
 			return f(x)
@@ -152,11 +152,11 @@ func uslChart(id string, u *results.USL) *Chart {
 		Series{Label: "linear scaling λN", Color: palette[6], Width: 1.2, Dash: []int{2, 4}})
 	c.Frames = append(c.Frames, pts, curve, Frame{X: Exact{0, xmax}, Y: []Column{{0, u.Lambda * xmax}}})
 	if peak {
-		l := "peak: N* = " + sig3(u.NStar)
+		l := "peak: N* = " + results.Sig3(u.NStar)
 		if !u.NStarCI.None() {
-			l += " [" + sig3(u.NStarCI.Lo) + ", " + sig3(u.NStarCI.Hi) + "]"
+			l += " [" + results.Sig3(u.NStarCI.Lo) + ", " + results.Sig3(u.NStarCI.Hi) + "]"
 		}
-		l += ", X* = " + fmtRate(u.XStar) + "/s"
+		l += ", X* = " + results.FmtRate(u.XStar) + "/s"
 		s := Series{Label: l, Color: palette[7], Points: true, Size: 11}
 		f := Frame{X: Exact{u.NStar}, Y: []Column{{u.XStar}}}
 		if iv := u.XStarCI; !iv.None() && finite(iv.Lo, iv.Hi) {
@@ -166,6 +166,6 @@ func uslChart(id string, u *results.USL) *Chart {
 		c.Frames = append(c.Frames, f)
 	}
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 3, 64) }
-	c.Note = fmt.Sprintf("σ = %s, κ = %s, λ = %s/s, R² = %s", g(u.Sigma), g(u.Kappa), fmtRate(u.Lambda), strconv.FormatFloat(u.R2, 'f', 3, 64))
+	c.Note = fmt.Sprintf("σ = %s, κ = %s, λ = %s/s, R² = %s", g(u.Sigma), g(u.Kappa), results.FmtRate(u.Lambda), strconv.FormatFloat(u.R2, 'f', 3, 64))
 	return c
 }

@@ -153,7 +153,7 @@ func checksTable(cs []Check) *Table {
 		Header: []string{"figure", "difference read as", "simulated", "real", "difference", "tolerance", "verdict"},
 		Titles: []string{"", "", "", "", "(real − simulated)/simulated, or in percentage points for shares", "", ""}}
 	for _, c := range cs {
-		diff, limit := "–", fmtFixed(100*c.Limit, 0)+"%"
+		diff, limit := "–", results.FmtFixed(100*c.Limit, 0)+"%"
 		switch {
 		case math.IsNaN(c.Diff):
 		case math.IsInf(c.Diff, 0):
@@ -170,7 +170,7 @@ func checksTable(cs []Check) *Table {
 			}
 		}
 		if c.PP {
-			limit = fmtFixed(c.Limit, 1) + " pp"
+			limit = results.FmtFixed(c.Limit, 1) + " pp"
 		}
 		verdict, cl := "agrees", "better"
 		if !c.OK {

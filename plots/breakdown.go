@@ -165,11 +165,11 @@ func (s stackedBars) Plot(c draw.Canvas, p *plot.Plot) {
 				if luminance(part.col) > 0.6 {
 					sty.Color = color.Black
 				}
-				c.FillText(sty, vg.Point{X: x, Y: (y0 + y1) / 2}, fmt.Sprintf("%s (%s)", seconds(v), percent(v/sum)))
+				c.FillText(sty, vg.Point{X: x, Y: (y0 + y1) / 2}, fmt.Sprintf("%s (%s)", results.FmtLatency(v), percent(v/sum)))
 			}
 			base += v
 		}
-		txt := seconds(sum) + " per request"
+		txt := results.FmtLatency(sum) + " per request"
 		tw, ty := total.Width(txt)/2+px(4), trY(sum)+px(12)
 		c.FillPolygon(color.White, []vg.Point{{X: x - tw, Y: ty - px(8)}, {X: x + tw, Y: ty - px(8)}, {X: x + tw, Y: ty + px(8)}, {X: x - tw, Y: ty + px(8)}})
 		c.FillText(total, vg.Point{X: x, Y: ty}, txt)
@@ -180,32 +180,6 @@ func (s stackedBars) Plot(c draw.Canvas, p *plot.Plot) {
 func luminance(col color.Color) float64 {
 	r, g, b, _ := col.RGBA()
 	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
-}
-
-// seconds writes a span for a label: "6.42 s", "469 ms", "850 µs".
-func seconds(s float64) string {
-	switch a := math.Abs(s); {
-	case a == 0:
-		return "0"
-	case a < 1e-3:
-		return sig3(s*1e6) + " µs"
-	case a < 1:
-		return sig3(s*1e3) + " ms"
-	default:
-		return sig3(s) + " s"
-	}
-}
-
-func sig3(x float64) string {
-	a := math.Abs(x)
-	switch {
-	case a >= 100:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	}
 }
 
 func percent(f float64) string {

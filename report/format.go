@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -17,81 +16,6 @@ func FmtSeconds(s float64) string {
 	}
 	return strconv.FormatFloat(s, 'g', 4, 64) + " s"
 }
-
-// pm formats a confidence half-width as " ±x", or "" without one.
-func pm(h *float64, f func(float64) string) string {
-	if h == nil || *h == 0 {
-		return ""
-	}
-	return " ±" + f(*h)
-}
-
-// FmtLatency writes seconds in a unit that suits them: "850 µs", "45.3 ms",
-// "6.50 s".
-func FmtLatency(s float64) string {
-	switch a := math.Abs(s); {
-	case a == 0:
-		return "0"
-	case a < 1e-3:
-		return Sig3(s*1e6) + " µs"
-	case a < 1:
-		return Sig3(s*1e3) + " ms"
-	default:
-		return Sig3(s) + " s"
-	}
-}
-
-// Sig3 writes x with three significant digits, without exponent for the
-// magnitudes latencies have: 45.3, 453, 6.50, 1234.
-func Sig3(x float64) string {
-	a := math.Abs(x)
-	switch {
-	case a >= 100:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	}
-}
-
-// FmtRate writes a per-second rate: "13.3", "1520".
-func FmtRate(x float64) string {
-	if math.Abs(x) >= 1000 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	if math.Abs(x) >= 100 {
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
-}
-
-// FmtPercent writes a fraction as a percentage: "0%", "0.04%", "4.1%", "37%".
-func FmtPercent(f float64) string {
-	p := 100 * f
-	switch a := math.Abs(p); {
-	case a == 0:
-		return "0%"
-	case a < 0.1:
-		return strconv.FormatFloat(p, 'f', 2, 64) + "%"
-	case a < 10:
-		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-	default:
-		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
-	}
-}
-
-func FmtFixed(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
-
-// FmtLevel writes a counter level: one decimal below 100, none above.
-func FmtLevel(x float64) string {
-	if math.Abs(x) >= 100 || x == math.Trunc(x) {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'f', 1, 64)
-}
-
-func MeanMax(mean, max float64) string { return FmtLevel(mean) + " / " + FmtLevel(max) }
 
 // maxDescription is the most of a description the tables print.
 const maxDescription = 400

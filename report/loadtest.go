@@ -107,7 +107,7 @@ func fmtStat(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
 	}
-	return FmtLatency(x) + " over the run"
+	return results.FmtLatency(x) + " over the run"
 }
 
 // PrintLoadTest prints, per compared scenario, the latency measured by the
@@ -124,13 +124,13 @@ func PrintLoadTest(w io.Writer, r *results.Experiment) error {
 			if math.IsNaN(x) {
 				return "–"
 			}
-			return FmtLatency(x)
+			return results.FmtLatency(x)
 		}
 		pct := func(x float64) string {
 			if math.IsNaN(x) {
 				return "–"
 			}
-			return FmtPercent(x)
+			return results.FmtPercent(x)
 		}
 		pair := func(a, b string) string { return a + " / " + b }
 		add := func(name string, x results.LatencyWindow) error {

@@ -68,16 +68,16 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 			if a.GoodputPerS == 0 { // nothing completed after warm-up
 				return "–"
 			}
-			return FmtLatency(v)
+			return results.FmtLatency(v)
 		}
 		row = append(row,
-			FmtRate(a.GoodputPerS)+pm(ci.GoodputPerS, FmtRate),
-			FmtRate(a.ThroughputPerS),
+			results.FmtRate(a.GoodputPerS)+results.FmtPM(ci.GoodputPerS, results.FmtRate),
+			results.FmtRate(a.ThroughputPerS),
 			lat(a.Latency.Mean),
 			lat(a.Latency.P50),
-			lat(a.Latency.P99)+pm(ci.LatencyP99S, FmtLatency),
-			FmtPercent(a.TimeoutRate)+pm(ci.TimeoutRate, FmtPercent),
-			FmtPercent(a.RejectRate))
+			lat(a.Latency.P99)+results.FmtPM(ci.LatencyP99S, results.FmtLatency),
+			results.FmtPercent(a.TimeoutRate)+results.FmtPM(ci.TimeoutRate, results.FmtPercent),
+			results.FmtPercent(a.RejectRate))
 		if err := t.Append(row); err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func printSharedMachines(w io.Writer, tiers []results.Tier) {
 	}
 	for _, id := range ids {
 		notef(w, "  (%s share one machine of %d cores: each CPU %% is its share; the machine's is %s %%)",
-			strings.Join(names[id], " and "), cores[id], FmtFixed(100*util[id], 1))
+			strings.Join(names[id], " and "), cores[id], results.FmtFixed(100*util[id], 1))
 	}
 }
 
@@ -175,22 +175,22 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 	for _, x := range tiers {
 		pipes, calls := "–", "–"
 		if aspnetHost(x.Host) {
-			pipes = MeanMax(x.PipelinesMean, x.PipelinesMax)
+			pipes = results.MeanMax(x.PipelinesMean, x.PipelinesMax)
 		}
 		if x.WCF {
-			calls = MeanMax(x.OutstandingMean, x.OutstandingMax)
+			calls = results.MeanMax(x.OutstandingMean, x.OutstandingMax)
 		}
 		err := t.Append([]string{
 			TierLabel(x),
 			strconv.Itoa(x.Cores),
-			FmtFixed(100*x.CPUUtil, 1),
-			MeanMax(x.ExecutingMean, x.ExecutingMax),
-			MeanMax(x.QueuedMean, x.QueuedMax),
+			results.FmtFixed(100*x.CPUUtil, 1),
+			results.MeanMax(x.ExecutingMean, x.ExecutingMax),
+			results.MeanMax(x.QueuedMean, x.QueuedMax),
 			pipes,
 			calls,
-			MeanMax(x.WorkerBusyMean, x.WorkerBusyMax),
-			MeanMax(x.IOBusyMean, x.IOBusyMax),
-			FmtFixed(x.WastedCPUSeconds, 1),
+			results.MeanMax(x.WorkerBusyMean, x.WorkerBusyMax),
+			results.MeanMax(x.IOBusyMean, x.IOBusyMax),
+			results.FmtFixed(x.WastedCPUSeconds, 1),
 		})
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 	fmt.Fprintln(w)
 	t = NewTable(w, 1, "tier", "requests/s", "wait time", "execution time", "calls duration",
 		"response p50 / p99", "P(wait)")
-	pair := func(a, b float64) string { return FmtLatency(a) + " / " + FmtLatency(b) }
+	pair := func(a, b float64) string { return results.FmtLatency(a) + " / " + results.FmtLatency(b) }
 	for _, x := range tiers {
 		wait, exec, calls, resp, pw := "–", "–", "–", "–", "–"
 		if x.Arrived > 0 || x.Completed > 0 {
@@ -214,9 +214,9 @@ func PrintTiers(w io.Writer, tiers []results.Tier) error {
 			calls = pair(x.CallDurationMean, x.CallDurationMax)
 		}
 		if x.Completed > 0 {
-			resp, pw = pair(x.ResponseP50, x.ResponseP99), FmtPercent(x.PWait)
+			resp, pw = pair(x.ResponseP50, x.ResponseP99), results.FmtPercent(x.PWait)
 		}
-		err := t.Append([]string{TierLabel(x), FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
+		err := t.Append([]string{TierLabel(x), results.FmtRate(x.RequestsPerS), wait, exec, calls, resp, pw})
 		if err != nil {
 			return err
 		}
@@ -249,13 +249,13 @@ func PrintCalls(w io.Writer, calls []results.Call) error {
 		}
 		wait := "–"
 		if c.Calls > 0 {
-			wait = FmtLatency(c.WaitMean) + " / " + FmtLatency(c.WaitP99)
+			wait = results.FmtLatency(c.WaitMean) + " / " + results.FmtLatency(c.WaitP99)
 		}
 		err := t.Append([]string{
 			name,
 			limit,
-			MeanMax(c.InUseMean, c.InUseMax),
-			MeanMax(c.WaitingMean, c.WaitingMax),
+			results.MeanMax(c.InUseMean, c.InUseMax),
+			results.MeanMax(c.WaitingMean, c.WaitingMax),
 			wait,
 			strconv.FormatInt(c.Calls, 10),
 			strconv.FormatInt(c.TimedOut, 10),
@@ -296,7 +296,7 @@ func PrintBalancers(w io.Writer, bs []results.Balancer) error {
 		limit, inUse, waiting := "none", "–", "–"
 		if b.Limit > 0 {
 			limit = strconv.Itoa(b.Limit)
-			inUse, waiting = MeanMax(b.InUseMean, b.InUseMax), MeanMax(b.WaitingMean, b.WaitingMax)
+			inUse, waiting = results.MeanMax(b.InUseMean, b.InUseMax), results.MeanMax(b.WaitingMean, b.WaitingMax)
 		}
 		var total int64
 		for _, n := range b.Sent {
@@ -306,7 +306,7 @@ func PrintBalancers(w io.Writer, bs []results.Balancer) error {
 		for i, n := range b.Sent {
 			sent[i] = strconv.FormatInt(n, 10)
 			if total > 0 && len(b.Sent) <= 8 {
-				sent[i] += " (" + FmtPercent(float64(n)/float64(total)) + ")"
+				sent[i] += " (" + results.FmtPercent(float64(n)/float64(total)) + ")"
 			}
 		}
 		err := t.Append([]string{b.Farm, b.Policy, limit, inUse, waiting,

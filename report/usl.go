@@ -32,9 +32,9 @@ func PrintUSL(w io.Writer, r *results.Experiment) error {
 		}
 		peak, at := "none (κ ≈ 0)", "–"
 		if u.NStar > 0 {
-			peak, at = with(u.NStar, u.NStarCI, g), with(u.XStar, u.XStarCI, FmtRate)+"/s"
+			peak, at = with(u.NStar, u.NStarCI, g), with(u.XStar, u.XStarCI, results.FmtRate)+"/s"
 		}
-		if err := t.Append([]string{line, with(u.Sigma, u.SigmaCI, g), with(u.Kappa, u.KappaCI, g), with(u.Lambda, u.LambdaCI, FmtRate) + "/s",
+		if err := t.Append([]string{line, with(u.Sigma, u.SigmaCI, g), with(u.Kappa, u.KappaCI, g), with(u.Lambda, u.LambdaCI, results.FmtRate) + "/s",
 			peak, at, strconv.FormatFloat(u.R2, 'f', 3, 64)}); err != nil {
 			return err
 		}
@@ -44,7 +44,7 @@ func PrintUSL(w io.Writer, r *results.Experiment) error {
 	}
 	level := "95%"
 	if u := r.USL[0]; u.Level > 0 {
-		level = FmtPercent(u.Level)
+		level = results.FmtPercent(u.Level)
 	}
 	fmt.Fprintf(w, "  (nonlinear least squares on the mean throughputs; [ ] are %s intervals from the fit's Jacobian, none where a\n"+
 		"   parameter sits at its bound; no peak where κ's interval reaches 0: throughput then rises towards λ/σ)\n", level)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tsim-dev/tsim/bench"
 	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -25,19 +26,19 @@ func TestFormats(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{report.FmtLatency(0), "0"},
-		{report.FmtLatency(0.00085), "850 µs"},
-		{report.FmtLatency(0.0453), "45.3 ms"},
-		{report.FmtLatency(0.453), "453 ms"},
-		{report.FmtLatency(6.5), "6.50 s"},
-		{report.FmtLatency(12.34), "12.3 s"},
-		{report.FmtPercent(0), "0%"},
-		{report.FmtPercent(0.0004), "0.04%"},
-		{report.FmtPercent(0.041), "4.1%"},
-		{report.FmtPercent(0.37), "37%"},
-		{report.FmtRate(13.333), "13.33"},
-		{report.FmtRate(1520.4), "1520"},
-		{report.MeanMax(68.94, 91), "68.9 / 91"},
+		{results.FmtLatency(0), "0"},
+		{results.FmtLatency(0.00085), "850 µs"},
+		{results.FmtLatency(0.0453), "45.3 ms"},
+		{results.FmtLatency(0.453), "453 ms"},
+		{results.FmtLatency(6.5), "6.50 s"},
+		{results.FmtLatency(12.34), "12.3 s"},
+		{results.FmtPercent(0), "0%"},
+		{results.FmtPercent(0.0004), "0.04%"},
+		{results.FmtPercent(0.041), "4.1%"},
+		{results.FmtPercent(0.37), "37%"},
+		{results.FmtRate(13.333), "13.33"},
+		{results.FmtRate(1520.4), "1520"},
+		{results.MeanMax(68.94, 91), "68.9 / 91"},
 		{report.FmtSeconds(300), "300 s"},
 		{runner.Stem("dir/crack-throttling.toml"), "crack-throttling"},
 		{report.ShortKey("tier.fe.calls.maxconnection"), "maxconnection"},

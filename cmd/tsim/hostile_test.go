@@ -434,6 +434,22 @@ func TestHostileEveryCommand(t *testing.T) {
 				s.write(t, a, "summary.json", `{"experiment":"x","complete":false,"scenarios":1000000000000,"variants":[],"points":[]}`)
 				return []string{"diff", a, a, "-o", filepath.Join(s.out, "diff.html")}
 			}},
+		// 64 calling machines permitting 10⁷ connections each once took
+		// 56 bytes per permitted connection: 36 GB.
+		hostileCase{name: "run/64 machines permitting 10^7 connections each", status: exitOK,
+			setup: func(t *testing.T, s *sandbox) []string {
+				p := s.write(t, s.in, "conns.toml", "name = \"conns\"\nduration = \"10s\"\n[load]\nusers = 20\nthink = \"100ms\"\n"+
+					"[[tier]]\nname = \"web\"\nreplicas = 64\ncalls.client = \"dotnet\"\ncalls.maxconnection = 10000000\n  [[tier.step]]\n  call = \"svc\"\n"+
+					"[[tier]]\nname = \"svc\"\n  [[tier.step]]\n  cpu = \"1ms\"\n")
+				return []string{"run", p, "-o", s.out, "--outputs", "json"}
+			}},
+		// An open load at ρ = 1.5 for 30 days once grew until memory ran
+		// out; it stops unstable, with its outcome, and succeeds.
+		hostileCase{name: "run/an open load above capacity for 30 days", status: exitOK,
+			setup: func(t *testing.T, s *sandbox) []string {
+				p := s.write(t, s.in, "over.toml", "name = \"over\"\nduration = \"720h\"\n[load]\nrate = 1500\n[[tier]]\nname = \"a\"\ncores = 1\n[[tier.step]]\ncpu = \"exp(1ms)\"\n")
+				return []string{"run", p, "-o", s.out, "--outputs", "json"}
+			}},
 	)
 	cases = append(cases, mergeCases()...)
 	for _, tc := range cases {
