@@ -24,10 +24,11 @@ const module = "github.com/tsim-dev/tsim"
 var layers = map[string][]string{
 	"sim":                 {},
 	"results":             {},
-	"loadtest":            {"results"}, // load tests' results: format reads a trace through it
+	"loadtest":            {"results", "internal/quote"}, // load tests' results: format reads a trace through it
 	"topologies":          {},
 	"internal/atomicio":   {},
 	"internal/termui":     {}, // cmd/tsim's progress bar and terminal width
+	"internal/quote":      {}, // a short, sanitised excerpt of what a user's file held, for messages
 	"internal/stallprobe": {}, // tests only: realmode's and cmd/tsim's real runs
 	"input":               {"format"},
 	"model":               {"sim", "results"},
@@ -41,7 +42,7 @@ var layers = map[string][]string{
 	"runner":              {"format", "model", "simmode", "realmode", "results", "sim", "internal/atomicio", "input"},
 	"analysis":            {"format", "model", "runner", "results", "sim", "report", "plots", "dotnetconfig"},
 	"dotnetconfig":        {"format", "model", "results", "sim", "input"},
-	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies", "loadtest"},
+	"calibrate":           {"format", "model", "runner", "results", "sim", "report", "plots", "input", "topologies", "loadtest", "internal/quote"},
 	"bench":               {"format", "model", "simmode", "sim", "topologies", "results", "runner", "report", "input"},
 	"fit":                 {"format", "model", "simmode", "runner", "results", "sim", "plots"},
 	"experiments":         {},

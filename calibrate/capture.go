@@ -12,6 +12,7 @@ import (
 
 	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/input"
+	"github.com/tsim-dev/tsim/internal/quote"
 	"github.com/tsim-dev/tsim/report"
 )
 
@@ -147,7 +148,7 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 	}
 	m := pdhHead.FindStringSubmatch(head[0])
 	if m == nil || m[1] != c.Kind {
-		return nil, fmt.Errorf("%s:%d:1: not a PDH %s file: the first field is %s, want \"(PDH-%s 4.0) (<time zone>)(<bias>)\"", file, c.headRow, c.Kind, excerpt(head[0], 48), c.Kind)
+		return nil, fmt.Errorf("%s:%d:1: not a PDH %s file: the first field is %s, want \"(PDH-%s 4.0) (<time zone>)(<bias>)\"", file, c.headRow, c.Kind, quote.Excerpt(head[0], 48), c.Kind)
 	}
 	c.TimeZone = m[2]
 	if m[3] != "" {
@@ -168,7 +169,7 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 		keep[j] = -1
 		p, what := parsePath(head[j])
 		if what != "" {
-			return nil, fmt.Errorf("%s:%d:%d: counter path %s %s", file, c.headRow, headCols[j], excerpt(head[j], 80), what)
+			return nil, fmt.Errorf("%s:%d:%d: counter path %s %s", file, c.headRow, headCols[j], quote.Excerpt(head[j], 80), what)
 		}
 		if k := strings.ToLower(p.Machine); c.machineSet[k] == "" {
 			c.machineSet[k] = p.Machine
@@ -188,7 +189,7 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 		p.Object, p.Counter = obj, ctr
 		key := strings.ToLower(p.String())
 		if k, dup := seen[key]; dup {
-			return nil, fmt.Errorf("%s:%d:%d: counter %s appears twice (also column %d of the header); each counter may appear once", file, c.headRow, headCols[j], excerpt(head[j], 120), c.headCol[k])
+			return nil, fmt.Errorf("%s:%d:%d: counter %s appears twice (also column %d of the header); each counter may appear once", file, c.headRow, headCols[j], quote.Excerpt(head[j], 120), c.headCol[k])
 		}
 		if len(c.Counters) == MaxCounters {
 			return nil, fmt.Errorf("%s:%d:%d: more than %d counters of processors, ASP.NET and WCF; calibrate reads a few machines: keep theirs (relog capture.blg -f csv -o capture.csv -c PATH...)", file, c.headRow, headCols[j], MaxCounters)
@@ -236,7 +237,7 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 			if k == 0 {
 				t, ok := parseStamp(v)
 				if !ok {
-					return posErr{col, fmt.Sprintf("bad time %s (want MM/DD/YYYY HH:MM:SS.mmm)", excerpt(v, 40))}
+					return posErr{col, fmt.Sprintf("bad time %s (want MM/DD/YYYY HH:MM:SS.mmm)", quote.Excerpt(v, 40))}
 				}
 				ts = t
 				return nil
@@ -247,7 +248,7 @@ func parseCapture(data []byte, file string, user map[string]string) (*Capture, e
 			}
 			x, what := parseValue(v)
 			if what != "" {
-				return posErr{col, fmt.Sprintf("%s: bad value %s; %s", c.name(int(i)), excerpt(v, 24), what)}
+				return posErr{col, fmt.Sprintf("%s: bad value %s; %s", c.name(int(i)), quote.Excerpt(v, 24), what)}
 			}
 			vals[i] = x
 			return nil
@@ -474,7 +475,7 @@ func (c *Capture) name(k int) string {
 	if len([]rune(s)) <= 160 {
 		return s
 	}
-	return excerpt(s, 160)
+	return quote.Excerpt(s, 160)
 }
 
 // head is "FILE:LINE:COL" of counter k's header field.
@@ -526,7 +527,7 @@ func shortName(s string) string {
 	if len(s) <= 64 && strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' }) < 0 {
 		return s
 	}
-	return excerpt(s, 48)
+	return quote.Excerpt(s, 48)
 }
 
 // value is counter k in row i (NaN where the capture has none).

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/input"
 	"github.com/tsim-dev/tsim/loadtest"
 	"github.com/tsim-dev/tsim/report"
 	"github.com/tsim-dev/tsim/results"
@@ -23,11 +24,15 @@ import (
 func TestCalibrateWithLoadTest(t *testing.T) {
 	truth := strings.Replace(roundTripFile("kind = \"closed\"\nusers_schedule = [{at = \"0s\", value = 4}, {at = \"60s\", value = 4}, {at = \"60s\", value = 10}]\nthink = \"exp(1s)\"", 2),
 		`duration = "20m"`, `duration = "5m"`, 1)
-	x, err := format.LoadExperiment("truth.toml", []byte(truth), nil)
+	l, err := input.LoadData("truth.toml", []byte(truth), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &runner.Plan{Path: "truth.toml", Stem: "truth", X: x, Seed: 3, Reps: 1, Mode: "sim"}
+	seed := uint64(3)
+	p, err := runner.NewPlan(l, runner.Options{Seed: &seed, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := runner.Execute(context.Background(), p, runner.Sim{}, 1, nil)
 	if err != nil {
 		t.Fatal(err)

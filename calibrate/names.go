@@ -2,11 +2,9 @@ package calibrate
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // PerfMon names its objects and counters in the language of the Windows
@@ -159,35 +157,4 @@ func (n *names) counter(s string) (string, string) {
 		return v.english, v.language
 	}
 	return s, ""
-}
-
-// excerpt quotes at most max runes of s for a message: control
-// characters and invalid bytes escaped, the rest elided with its length,
-// so that no message carries a whole field of a hostile file.
-func excerpt(s string, max int) string {
-	var b bytes.Buffer
-	b.WriteByte('"')
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if n == max {
-			fmt.Fprintf(&b, `"… (%d bytes in all)`, len(s))
-			return b.String()
-		}
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '"':
-			b.WriteString(`\"`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0x202e || r == 0xfeff:
-			s := strconv.QuoteRune(r)
-			b.WriteString(s[1 : len(s)-1])
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-		n++
-	}
-	b.WriteByte('"')
-	return b.String()
 }

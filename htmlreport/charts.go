@@ -71,7 +71,7 @@ func tierBlocks(lanes []lane, labels []string, prefix, sync string) []Block {
 				}
 			}
 			if idx[li] >= 0 && desc == "" {
-				desc = tierInfoOf(ln.run, idx[li], name).desc
+				desc = ln.run.TierInfo(idx[li], name).Title(true)
 			}
 		}
 		drawn, top := tierPanels(lanes, idx, name)

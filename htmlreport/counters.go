@@ -13,18 +13,6 @@ import (
 // one that calls nobody). Colours mean the same in every chart: blue the
 // requests (ASP.NET's counters), orange their waiting, green WCF's calls.
 
-// presence says which tiers have a counter.
-type presence uint8
-
-const (
-	always    presence = iota // every tier
-	byData                    // tiers on which it is not zero throughout
-	aspnetApp                 // ASP.NET hosts (the ASP.NET objects)
-	wcfOnly                   // WCF services (ServiceModelService)
-	httpTier                  // ASP.NET hosts and tiers that are not WCF services
-	callsOut                  // tiers that call others (tsim Connections)
-)
-
 // The palette of plots (Okabe and Ito's colours, distinct for colour-blind
 // readers), so that a counter has the colour it has in counters.png.
 var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999999", "#000000", "#F0E442"}
@@ -36,7 +24,7 @@ type counter struct {
 	color  string
 	width  float64
 	dash   []int
-	has    presence
+	has    results.Presence
 	get    func(*results.TierSample) float64
 	// gap, where set, tells of a zero whether it is no value (the mean
 	// duration of an interval in which nothing ended): the line breaks.
@@ -67,111 +55,34 @@ func nothingStarted(s *results.TierSample) bool { return s.Queued > 0 }
 // panels are a tier's charts, top to bottom, as counters.png has them.
 var panels = []panel{
 	{"counts", "counts", "count", "", 200, []counter{
-		{"Requests Executing", objApps, palette[0], 2.4, nil, always, func(s *results.TierSample) float64 { return s.Executing }, nil},
-		{"Requests Queued", objASPNet, palette[1], 2, nil, always, func(s *results.TierSample) float64 { return s.Queued }, nil},
-		{"Pipeline Instance Count", objApps, palette[6], 1.8, nil, aspnetApp, func(s *results.TierSample) float64 { return s.Pipelines }, nil},
-		{"Calls Outstanding", objWCF, palette[2], 1.6, nil, wcfOnly, func(s *results.TierSample) float64 { return s.Outstanding }, nil},
-		{"Instances", objWCF, palette[3], 1.4, []int{7, 3}, wcfOnly, func(s *results.TierSample) float64 { return s.Instances }, nil},
-		{"Worker Threads Busy", objPool, palette[7], 1.2, nil, byData, func(s *results.TierSample) float64 { return s.WorkerBusy }, nil},
-		{"I/O Threads Busy", objPool, palette[5], 1.2, []int{5, 3}, byData, func(s *results.TierSample) float64 { return s.IOBusy }, nil},
-		{"Work Items Queued", objPool, palette[4], 1.2, []int{2, 2}, byData, func(s *results.TierSample) float64 { return s.ThreadQueue }, nil},
+		{"Requests Executing", objApps, palette[0], 2.4, nil, results.Always, func(s *results.TierSample) float64 { return s.Executing }, nil},
+		{"Requests Queued", objASPNet, palette[1], 2, nil, results.Always, func(s *results.TierSample) float64 { return s.Queued }, nil},
+		{"Pipeline Instance Count", objApps, palette[6], 1.8, nil, results.ASPNetApp, func(s *results.TierSample) float64 { return s.Pipelines }, nil},
+		{"Calls Outstanding", objWCF, palette[2], 1.6, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.Outstanding }, nil},
+		{"Instances", objWCF, palette[3], 1.4, []int{7, 3}, results.WCFOnly, func(s *results.TierSample) float64 { return s.Instances }, nil},
+		{"Worker Threads Busy", objPool, palette[7], 1.2, nil, results.ByData, func(s *results.TierSample) float64 { return s.WorkerBusy }, nil},
+		{"I/O Threads Busy", objPool, palette[5], 1.2, []int{5, 3}, results.ByData, func(s *results.TierSample) float64 { return s.IOBusy }, nil},
+		{"Work Items Queued", objPool, palette[4], 1.2, []int{2, 2}, results.ByData, func(s *results.TierSample) float64 { return s.ThreadQueue }, nil},
 	}},
 	{"rates", "rates", "per second", "/s", 160, []counter{
-		{"Requests/Sec", objApps, palette[0], 2, nil, httpTier, func(s *results.TierSample) float64 { return s.RequestsPerS }, nil},
-		{"Calls Per Second", objWCF, palette[2], 1.4, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallsPerS }, nil},
+		{"Requests/Sec", objApps, palette[0], 2, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.RequestsPerS }, nil},
+		{"Calls Per Second", objWCF, palette[2], 1.4, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.CallsPerS }, nil},
 	}},
 	{"durations", "durations", "seconds", "s", 160, []counter{
-		{"Request Execution Time", objASPNet, palette[0], 2, nil, httpTier, func(s *results.TierSample) float64 { return s.ExecTimeMS / 1000 }, nothingEnded},
-		{"Request Wait Time", objASPNet, palette[1], 1.6, nil, httpTier, func(s *results.TierSample) float64 { return s.WaitTimeMS / 1000 }, nothingStarted},
-		{"Calls Duration", objWCF, palette[2], 1.2, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallDuration }, nothingEnded},
+		{"Request Execution Time", objASPNet, palette[0], 2, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.ExecTimeMS / 1000 }, nothingEnded},
+		{"Request Wait Time", objASPNet, palette[1], 1.6, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.WaitTimeMS / 1000 }, nothingStarted},
+		{"Calls Duration", objWCF, palette[2], 1.2, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.CallDuration }, nothingEnded},
 	}},
 	{"connections", "outbound connections", "connections", "", 160, []counter{
-		{"Connections In Use", objConns, palette[4], 2, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsInUse }, nil},
-		{"Requests Waiting For A Connection", objConns, palette[5], 1.4, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsWaiting }, nil},
+		{"Connections In Use", objConns, palette[4], 2, nil, results.CallsOut, func(s *results.TierSample) float64 { return s.ConnsInUse }, nil},
+		{"Requests Waiting For A Connection", objConns, palette[5], 1.4, nil, results.CallsOut, func(s *results.TierSample) float64 { return s.ConnsWaiting }, nil},
 	}},
 	{"memory", "memory", "MB", "MB", 130, []counter{
-		{"memory held by requests", objTsim, palette[7], 1.4, nil, byData, func(s *results.TierSample) float64 { return s.MemoryMB }, nil},
+		{"memory held by requests", objTsim, palette[7], 1.4, nil, results.ByData, func(s *results.TierSample) float64 { return s.MemoryMB }, nil},
 	}},
 	{"cpu", "CPU", "%", "%", 160, []counter{
-		{"% Processor Time", objCPU, palette[7], 1.4, nil, always, func(s *results.TierSample) float64 { return s.CPU }, nil},
+		{"% Processor Time", objCPU, palette[7], 1.4, nil, results.Always, func(s *results.TierSample) float64 { return s.CPU }, nil},
 	}},
-}
-
-// tierInfo is what a run says of one tier.
-type tierInfo struct {
-	known, aspnet, wcf, calls bool
-	desc                      string // "WCF self-hosted, .NET 3.5"
-}
-
-// tierInfoOf reads what run says of its i-th tier (a farm's machines,
-// when shown, follow its tiers).
-func tierInfoOf(r *results.Run, i int, name string) tierInfo {
-	tiers, calls := r.Tiers, r.Calls
-	if i >= len(tiers) && len(r.Replicas) > 0 {
-		i, tiers, calls = i-len(tiers), r.Replicas, r.ReplicaCalls
-	}
-	if i >= len(tiers) || tiers[i].Name != name {
-		return tierInfo{}
-	}
-	t := tiers[i]
-	info := tierInfo{known: true, wcf: t.WCF}
-	host := ""
-	switch t.Host {
-	case "aspnet-classic":
-		info.aspnet, host = true, "ASP.NET classic pipeline"
-	case "iis-integrated":
-		info.aspnet, host = true, "IIS integrated pipeline"
-	}
-	for _, c := range calls {
-		info.calls = info.calls || c.From == name
-	}
-	switch {
-	case t.WCF && info.aspnet:
-		info.desc = "WCF in " + host
-	case t.WCF:
-		info.desc = "WCF self-hosted"
-	default:
-		info.desc = host
-	}
-	add := func(s string) {
-		if info.desc != "" {
-			info.desc += ", "
-		}
-		info.desc += s
-	}
-	if t.DotNet != "" && t.DotNet != "core" {
-		add(".NET " + t.DotNet)
-	}
-	add(itoa(t.Cores) + " cores")
-	if t.Replicas > 0 {
-		add("farm of " + itoa(t.Replicas) + " machines: totals")
-	}
-	return info
-}
-
-// has reports whether a tier has counter k: by what the run says of the
-// tier or, where it says nothing, by the data (nonzero somewhere).
-func (k *counter) drawnFor(info tierInfo, nonzero bool) bool {
-	switch k.has {
-	case always:
-		return true
-	case byData:
-		return nonzero
-	}
-	if !info.known {
-		return nonzero
-	}
-	switch k.has {
-	case aspnetApp:
-		return info.aspnet
-	case wcfOnly:
-		return info.wcf
-	case httpTier:
-		return info.aspnet || !info.wcf
-	case callsOut:
-		return info.calls
-	}
-	return false
 }
 
 // lane is one run drawn in a chart: a variant of a report, or side A or B
@@ -217,7 +128,7 @@ func tierPanels(lanes []lane, idx []int, name string) (drawn [][]bool, top []flo
 			if i < 0 {
 				continue
 			}
-			info := tierInfoOf(ln.run, i, name)
+			info := ln.run.TierInfo(i, name)
 			for ki := range p.counters {
 				k := &p.counters[ki]
 				nonzero, hi := false, 0.0
@@ -232,7 +143,7 @@ func tierPanels(lanes []lane, idx []int, name string) (drawn [][]bool, top []flo
 						hi = max(hi, v)
 					}
 				}
-				if k.drawnFor(info, nonzero) {
+				if k.has.Shows(info, nonzero) {
 					drawn[pi][ki] = true
 					top[pi] = max(top[pi], hi)
 				}

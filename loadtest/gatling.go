@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/tsim-dev/tsim/internal/quote"
 )
 
 // Gatling's simulation.log, the text log of Gatling 3.0 to 3.9 (3.10 made
@@ -31,7 +33,7 @@ func parseGatling(data []byte, file string) (*Result, error) {
 	stamp := func(s []byte, n int, what string) (time.Duration, error) {
 		ms, err := strconv.ParseInt(string(bytes.TrimSpace(s)), 10, 64)
 		if err != nil || ms <= 0 {
-			return 0, fmt.Errorf("%s:%d: %s %s is not milliseconds since 1970", file, n, what, excerpt(string(s), 32))
+			return 0, fmt.Errorf("%s:%d: %s %s is not milliseconds since 1970", file, n, what, quote.Excerpt(string(s), 32))
 		}
 		if !baseSet {
 			base, baseSet = ms, true
@@ -39,7 +41,7 @@ func parseGatling(data []byte, file string) (*Result, error) {
 		}
 		d := ms - base
 		if d > MaxSpan.Milliseconds() || d < -MaxSpan.Milliseconds() {
-			return 0, fmt.Errorf("%s:%d: %s %s is more than 30 days from the first record's; tsim simulates at most 30 days", file, n, what, excerpt(string(s), 32))
+			return 0, fmt.Errorf("%s:%d: %s %s is more than 30 days from the first record's; tsim simulates at most 30 days", file, n, what, quote.Excerpt(string(s), 32))
 		}
 		return time.Duration(d) * time.Millisecond, nil
 	}
@@ -112,7 +114,7 @@ func parseGatling(data []byte, file string) (*Result, error) {
 				q.OK = true
 			case "KO":
 			default:
-				return fmt.Errorf("%s:%d: a request's status %s is neither OK nor KO", file, n, excerpt(string(status), 16))
+				return fmt.Errorf("%s:%d: a request's status %s is neither OK nor KO", file, n, quote.Excerpt(string(status), 16))
 			}
 			if user != nil {
 				if q.User, err = us.id(string(user)); err != nil {
@@ -125,7 +127,7 @@ func parseGatling(data []byte, file string) (*Result, error) {
 			r.Requests = append(r.Requests, q)
 		case "GROUP", "ERROR", "ASSERTION":
 		default:
-			return fmt.Errorf("%s:%d: a record %s; a Gatling simulation.log has RUN, USER, REQUEST, GROUP, ERROR and ASSERTION records", file, n, excerpt(string(f[0]), 16))
+			return fmt.Errorf("%s:%d: a record %s; a Gatling simulation.log has RUN, USER, REQUEST, GROUP, ERROR and ASSERTION records", file, n, quote.Excerpt(string(f[0]), 16))
 		}
 		return nil
 	})

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tsim-dev/tsim/internal/quote"
 )
 
 // JMeter's CSV results file (.jtl), as JMeter writes it with -l FILE: a
@@ -94,19 +96,19 @@ func parseJMeter(data []byte, file string) (*Result, error) {
 		}
 		ms, ok := jmeterStamp(rec[cTime])
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: timeStamp %s is neither milliseconds since 1970 nor a date tsim reads; save it as milliseconds (jmeter.save.saveservice.timestamp_format=ms, JMeter's default)", file, line, excerpt(rec[cTime], 32))
+			return nil, fmt.Errorf("%s:%d: timeStamp %s is neither milliseconds since 1970 nor a date tsim reads; save it as milliseconds (jmeter.save.saveservice.timestamp_format=ms, JMeter's default)", file, line, quote.Excerpt(rec[cTime], 32))
 		}
 		if !baseSet {
 			base, baseSet = ms, true
 			r.Epoch = time.UnixMilli(ms).UTC()
 		}
 		if d := ms - base; d > MaxSpan.Milliseconds() || d < -MaxSpan.Milliseconds() {
-			return nil, fmt.Errorf("%s:%d: timeStamp %s is more than 30 days from the first sample's; tsim simulates at most 30 days", file, line, excerpt(rec[cTime], 32))
+			return nil, fmt.Errorf("%s:%d: timeStamp %s is more than 30 days from the first sample's; tsim simulates at most 30 days", file, line, quote.Excerpt(rec[cTime], 32))
 		}
 		el, err := strconv.ParseFloat(strings.TrimSpace(rec[cElapsed]), 64)
 		d, ok := millis(el)
 		if err != nil || !ok || checkElapsed(d) != "" {
-			return nil, fmt.Errorf("%s:%d: elapsed %s is not a duration in milliseconds (a number from 0 to 30 days)", file, line, excerpt(rec[cElapsed], 32))
+			return nil, fmt.Errorf("%s:%d: elapsed %s is not a duration in milliseconds (a number from 0 to 30 days)", file, line, quote.Excerpt(rec[cElapsed], 32))
 		}
 		q := Request{Start: time.Duration(ms-base) * time.Millisecond, Elapsed: d, OK: true, User: -1}
 		if cOK >= 0 {
@@ -115,7 +117,7 @@ func parseJMeter(data []byte, file string) (*Result, error) {
 			case "false":
 				q.OK = false
 			default:
-				return nil, fmt.Errorf("%s:%d: success %s is neither true nor false", file, line, excerpt(rec[cOK], 32))
+				return nil, fmt.Errorf("%s:%d: success %s is neither true nor false", file, line, quote.Excerpt(rec[cOK], 32))
 			}
 		}
 		if cThread >= 0 {
@@ -129,7 +131,7 @@ func parseJMeter(data []byte, file string) (*Result, error) {
 		if cAll >= 0 {
 			n, err := strconv.ParseFloat(strings.TrimSpace(rec[cAll]), 64)
 			if err != nil || n < 0 || n > MaxUsers {
-				return nil, fmt.Errorf("%s:%d: allThreads %s is not a count of threads", file, line, excerpt(rec[cAll], 32))
+				return nil, fmt.Errorf("%s:%d: allThreads %s is not a count of threads", file, line, quote.Excerpt(rec[cAll], 32))
 			}
 			if n != lastUsers {
 				r.Users = append(r.Users, UsersPoint{At: q.Start, Users: n})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tsim-dev/tsim/internal/quote"
 )
 
 // k6's JSON output (k6 run --out json=FILE): one JSON object a line,
@@ -64,11 +66,11 @@ func parseK6(data []byte, file string) (*Result, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, l.Data.Time)
 		if err != nil {
-			return fmt.Errorf("%s:%d: time %s is not an RFC 3339 time as k6 writes it", file, n, excerpt(l.Data.Time, 40))
+			return fmt.Errorf("%s:%d: time %s is not an RFC 3339 time as k6 writes it", file, n, quote.Excerpt(l.Data.Time, 40))
 		}
 		end, ok := rel(t)
 		if !ok {
-			return fmt.Errorf("%s:%d: time %s is more than 30 days from the first point's; tsim simulates at most 30 days", file, n, excerpt(l.Data.Time, 40))
+			return fmt.Errorf("%s:%d: time %s is more than 30 days from the first point's; tsim simulates at most 30 days", file, n, quote.Excerpt(l.Data.Time, 40))
 		}
 		v := *l.Data.Value
 		if l.Metric == "vus" {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -212,36 +211,6 @@ func checkElapsed(d time.Duration) string {
 		return "a duration of more than 30 days"
 	}
 	return ""
-}
-
-// excerpt quotes at most max runes of s, control characters escaped, the
-// rest elided with its length.
-func excerpt(s string, max int) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if n == max {
-			fmt.Fprintf(&b, `"… (%d bytes in all)`, len(s))
-			return b.String()
-		}
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '"':
-			b.WriteString(`\"`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0x202e || r == 0xfeff:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-		n++
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // millis turns milliseconds into a duration, or fails.

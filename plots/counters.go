@@ -21,18 +21,6 @@ import (
 // kind of unit, with the counters it has (no WCF counters on a tier that is
 // not a WCF service, no connections on one that calls nobody).
 
-// presence says which tiers have a counter.
-type presence uint8
-
-const (
-	always    presence = iota // every tier
-	byData                    // tiers on which it is not zero throughout
-	aspnetApp                 // ASP.NET hosts (the ASP.NET objects)
-	wcfOnly                   // WCF services (ServiceModelService)
-	httpTier                  // ASP.NET hosts and tiers that are not WCF services: the ASP.NET names, as tsim's tables use them
-	callsOut                  // tiers that call others (tsim Connections)
-)
-
 // counter is one time series of a tier, named as PerfMon names it (with its
 // unit in the legend where the name has none).
 type counter struct {
@@ -40,7 +28,7 @@ type counter struct {
 	color color.Color
 	width float64 // pixels: earlier counters are drawn wider so that equal series stay visible side by side
 	dash  []vg.Length
-	has   presence
+	has   results.Presence
 	get   func(*results.TierSample) float64
 	// gap, where set, tells of a zero whether it is no value (the mean
 	// duration of an interval in which nothing ended): the line breaks
@@ -49,7 +37,7 @@ type counter struct {
 }
 
 // ctr is a counter drawn at every value.
-func ctr(name string, col color.Color, width float64, dash []vg.Length, has presence, get func(*results.TierSample) float64) counter {
+func ctr(name string, col color.Color, width float64, dash []vg.Length, has results.Presence, get func(*results.TierSample) float64) counter {
 	return counter{name: name, color: col, width: width, dash: dash, has: has, get: get}
 }
 
@@ -97,33 +85,33 @@ func dashes(on, off float64) []vg.Length { return []vg.Length{px(on), px(off)} }
 // waiting, green WCF's calls.
 var counterPanels = []counterPanel{
 	{"counts", "count", 230, countScale, "", []counter{
-		ctr("Requests Executing", palette[0], 5, nil, always, func(s *results.TierSample) float64 { return s.Executing }),
-		ctr("Requests Queued", palette[1], 4, nil, always, func(s *results.TierSample) float64 { return s.Queued }),
-		ctr("Pipeline Instance Count", palette[6], 3.2, nil, aspnetApp, func(s *results.TierSample) float64 { return s.Pipelines }),
-		ctr("Calls Outstanding", palette[2], 2.6, nil, wcfOnly, func(s *results.TierSample) float64 { return s.Outstanding }),
-		ctr("Instances", palette[3], 2, dashes(7, 3), wcfOnly, func(s *results.TierSample) float64 { return s.Instances }),
-		ctr("Worker Threads Busy", palette[7], 1.4, nil, byData, func(s *results.TierSample) float64 { return s.WorkerBusy }),
-		ctr("I/O Threads Busy", palette[5], 1.4, dashes(5, 3), byData, func(s *results.TierSample) float64 { return s.IOBusy }),
-		ctr("Work Items Queued", palette[4], 1.4, dashes(2, 2), byData, func(s *results.TierSample) float64 { return s.ThreadQueue }),
+		ctr("Requests Executing", palette[0], 5, nil, results.Always, func(s *results.TierSample) float64 { return s.Executing }),
+		ctr("Requests Queued", palette[1], 4, nil, results.Always, func(s *results.TierSample) float64 { return s.Queued }),
+		ctr("Pipeline Instance Count", palette[6], 3.2, nil, results.ASPNetApp, func(s *results.TierSample) float64 { return s.Pipelines }),
+		ctr("Calls Outstanding", palette[2], 2.6, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.Outstanding }),
+		ctr("Instances", palette[3], 2, dashes(7, 3), results.WCFOnly, func(s *results.TierSample) float64 { return s.Instances }),
+		ctr("Worker Threads Busy", palette[7], 1.4, nil, results.ByData, func(s *results.TierSample) float64 { return s.WorkerBusy }),
+		ctr("I/O Threads Busy", palette[5], 1.4, dashes(5, 3), results.ByData, func(s *results.TierSample) float64 { return s.IOBusy }),
+		ctr("Work Items Queued", palette[4], 1.4, dashes(2, 2), results.ByData, func(s *results.TierSample) float64 { return s.ThreadQueue }),
 	}},
 	{"rates", "per second", 95, linearScale, "no requests", []counter{
-		ctr("Requests/Sec", palette[0], 3, nil, httpTier, func(s *results.TierSample) float64 { return s.RequestsPerS }),
-		ctr("Calls Per Second", palette[2], 1.6, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallsPerS }),
+		ctr("Requests/Sec", palette[0], 3, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.RequestsPerS }),
+		ctr("Calls Per Second", palette[2], 1.6, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.CallsPerS }),
 	}},
 	{"durations", "seconds", 130, durationScale, "no requests ended", []counter{
-		gapAtZero(ctr("Request Execution Time (s)", palette[0], 3, nil, httpTier, func(s *results.TierSample) float64 { return s.ExecTimeMS / 1000 }), nothingEnded),
-		gapAtZero(ctr("Request Wait Time (s)", palette[1], 2.2, nil, httpTier, func(s *results.TierSample) float64 { return s.WaitTimeMS / 1000 }), nothingStarted),
-		gapAtZero(ctr("Calls Duration (s)", palette[2], 1.4, nil, wcfOnly, func(s *results.TierSample) float64 { return s.CallDuration }), nothingEnded),
+		gapAtZero(ctr("Request Execution Time (s)", palette[0], 3, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.ExecTimeMS / 1000 }), nothingEnded),
+		gapAtZero(ctr("Request Wait Time (s)", palette[1], 2.2, nil, results.HTTPTier, func(s *results.TierSample) float64 { return s.WaitTimeMS / 1000 }), nothingStarted),
+		gapAtZero(ctr("Calls Duration (s)", palette[2], 1.4, nil, results.WCFOnly, func(s *results.TierSample) float64 { return s.CallDuration }), nothingEnded),
 	}},
 	{"connections", "connections", 95, linearScale, "no outbound calls", []counter{
-		ctr("Connections In Use", palette[4], 2.6, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsInUse }),
-		ctr("Requests Waiting For A Connection", palette[5], 1.6, nil, callsOut, func(s *results.TierSample) float64 { return s.ConnsWaiting }),
+		ctr("Connections In Use", palette[4], 2.6, nil, results.CallsOut, func(s *results.TierSample) float64 { return s.ConnsInUse }),
+		ctr("Requests Waiting For A Connection", palette[5], 1.6, nil, results.CallsOut, func(s *results.TierSample) float64 { return s.ConnsWaiting }),
 	}},
 	{"memory", "MB", 85, linearScale, "no memory held", []counter{
-		ctr("memory held by requests (MB)", palette[7], 1.4, nil, byData, func(s *results.TierSample) float64 { return s.MemoryMB }),
+		ctr("memory held by requests (MB)", palette[7], 1.4, nil, results.ByData, func(s *results.TierSample) float64 { return s.MemoryMB }),
 	}},
 	{"CPU", "%", 100, percentScale, "", []counter{
-		ctr("% Processor Time", palette[7], 1.4, nil, always, func(s *results.TierSample) float64 { return s.CPU }),
+		ctr("% Processor Time", palette[7], 1.4, nil, results.Always, func(s *results.TierSample) float64 { return s.CPU }),
 	}},
 }
 
@@ -142,59 +130,6 @@ func init() {
 
 func counterStyle(k counter) draw.LineStyle {
 	return draw.LineStyle{Color: k.color, Width: px(k.width), Dashes: k.dash}
-}
-
-// tierInfo is what a run says of one tier: whether it says anything
-// (Run.Tiers, or Run.Replicas for a farm's machine), and then whether the
-// tier is an ASP.NET host, a WCF service, and calls others.
-type tierInfo struct {
-	known, aspnet, wcf, calls bool
-	desc                      string // "WCF self-hosted, .NET 3.5", for the tier's title
-}
-
-func tierInfoOf(r *results.Run, i int, name string) tierInfo {
-	// A farm's machines may follow its tiers (the reports' PerReplica).
-	tiers, calls := r.Tiers, r.Calls
-	if i >= len(tiers) && len(r.Replicas) > 0 {
-		i, tiers, calls = i-len(tiers), r.Replicas, r.ReplicaCalls
-	}
-	if i >= len(tiers) || tiers[i].Name != name {
-		return tierInfo{}
-	}
-	t := tiers[i]
-	info := tierInfo{known: true, wcf: t.WCF}
-	host := ""
-	switch t.Host {
-	case "aspnet-classic":
-		info.aspnet, host = true, "ASP.NET classic pipeline"
-	case "iis-integrated":
-		info.aspnet, host = true, "IIS integrated pipeline"
-	}
-	for _, c := range calls {
-		info.calls = info.calls || c.From == name
-	}
-	switch {
-	case t.WCF && info.aspnet:
-		info.desc = "WCF in " + host
-	case t.WCF:
-		info.desc = "WCF self-hosted"
-	default:
-		info.desc = host
-	}
-	add := func(s string) {
-		if info.desc != "" {
-			info.desc += ", "
-		}
-		info.desc += s
-	}
-	if t.DotNet != "" && t.DotNet != "core" {
-		add(".NET " + t.DotNet)
-	}
-	if t.Replicas > 0 {
-		// FoldTiers: levels and rates are sums, CPU over all the cores.
-		add(fmt.Sprintf("farm of %d machines: totals", t.Replicas))
-	}
-	return info
 }
 
 // counterStats is one counter of one tier of one run over its samples.
@@ -218,32 +153,6 @@ func (s counterStats) posMean() float64 {
 	return s.posSum / float64(s.posN)
 }
 
-// draws reports whether a tier draws counter k: by what the run says of the
-// tier or, where it says nothing (a run without Tiers), by the data.
-func draws(k counter, info tierInfo, st counterStats) bool {
-	nonzero := st.posN > 0 || st.max != 0
-	switch k.has {
-	case always:
-		return true
-	case byData:
-		return nonzero
-	}
-	if !info.known {
-		return nonzero
-	}
-	switch k.has {
-	case aspnetApp:
-		return info.aspnet
-	case wcfOnly:
-		return info.wcf
-	case httpTier:
-		return info.aspnet || !info.wcf
-	case callsOut:
-		return info.calls
-	}
-	return false
-}
-
 // counterPlan is what Counters draws: the tiers, the time axis, what each
 // run says of each tier, which counters each run draws of each tier
 // (drawn[r][i*len(allCounters)+k]) and what its legend says of one that
@@ -252,7 +161,7 @@ func draws(k counter, info tierInfo, st counterStats) bool {
 type counterPlan struct {
 	names     []string
 	tmax      float64
-	infos     [][]tierInfo
+	infos     [][]results.TierInfo
 	drawn     [][]bool
 	notes     [][]string
 	rowPanels [][]bool
@@ -341,7 +250,7 @@ func planCounters(runs []Run) (*counterPlan, error) {
 
 	// Which counters each run draws of each tier, and which panels each
 	// tier has (those of which some run draws a counter).
-	infos := make([][]tierInfo, len(runs))
+	infos := make([][]results.TierInfo, len(runs))
 	drawn := make([][]bool, len(runs)) // [r][i*nk+k]
 	rowPanels := make([][]bool, len(names))
 	for i := range rowPanels {
@@ -349,14 +258,14 @@ func planCounters(runs []Run) (*counterPlan, error) {
 	}
 	notes := make([][]string, len(runs))
 	for ri, r := range runs {
-		infos[ri] = make([]tierInfo, len(names))
+		infos[ri] = make([]results.TierInfo, len(names))
 		drawn[ri] = make([]bool, len(names)*nk)
 		notes[ri] = make([]string, len(names)*nk)
 		for i, name := range names {
-			info := tierInfoOf(r.Run, i, name)
+			info := r.Run.TierInfo(i, name)
 			infos[ri][i] = info
 			for k, c := range allCounters {
-				if draws(c, info, stats[ri][i*nk+k]) {
+				if c.has.Shows(info, stats[ri][i*nk+k].posN > 0 || stats[ri][i*nk+k].max != 0) {
 					drawn[ri][i*nk+k] = true
 				}
 			}
@@ -695,13 +604,13 @@ func drawLegendLines(c draw.Canvas, x, top vg.Length, ls []legendLine) {
 
 // tierHead is the title of a tier's top panel: the tier, the run's label
 // and what the tier is.
-func tierHead(name, label string, several bool, info tierInfo) string {
+func tierHead(name, label string, several bool, info results.TierInfo) string {
 	head := name
 	if several || label != "" {
 		head = fmt.Sprintf("%s — %s", name, label)
 	}
-	if info.desc != "" {
-		head += " (" + info.desc + ")"
+	if t := info.Title(false); t != "" {
+		head += " (" + t + ")"
 	}
 	return head
 }

@@ -289,15 +289,15 @@ func TestDurationGaps(t *testing.T) {
 func TestCounterTitlesSayWhatATierIs(t *testing.T) {
 	r := story("v", true)
 	for i, want := range []string{"ASP.NET classic pipeline, .NET 3.5", "WCF self-hosted, .NET 3.5"} {
-		if got := tierInfoOf(r.Run, i, r.Run.TierNames[i]).desc; got != want {
+		if got := r.Run.TierInfo(i, r.Run.TierNames[i]).Title(false); got != want {
 			t.Errorf("tier %d: %q, want %q", i, got, want)
 		}
 	}
-	if got := tierHead("svc", "sync", true, tierInfo{desc: "WCF in IIS integrated pipeline, .NET 3.5"}); !strings.HasPrefix(got, "svc — sync (WCF in IIS") {
+	if got := tierHead("svc", "sync", true, results.TierInfo{Known: true, Kind: "WCF in IIS integrated pipeline, .NET 3.5"}); !strings.HasPrefix(got, "svc — sync (WCF in IIS") {
 		t.Errorf("head %q", got)
 	}
 	farm := &results.Run{TierNames: []string{"web"}, Tiers: []results.Tier{{Name: "web", Host: "iis-integrated", DotNet: "4.0", Replicas: 3}}}
-	if got, want := tierInfoOf(farm, 0, "web").desc, "IIS integrated pipeline, .NET 4.0, farm of 3 machines: totals"; got != want {
+	if got, want := farm.TierInfo(0, "web").Title(false), "IIS integrated pipeline, .NET 4.0, farm of 3 machines: totals"; got != want {
 		t.Errorf("farm: %q, want %q", got, want)
 	}
 	// A farm's machines after its tiers (the reports' PerReplica).
@@ -306,13 +306,13 @@ func TestCounterTitlesSayWhatATierIs(t *testing.T) {
 		farm.Replicas = append(farm.Replicas, results.Tier{Name: fmt.Sprintf("web#%d", k), Host: "iis-integrated", DotNet: "4.0"})
 	}
 	farm.ReplicaCalls = []results.Call{{From: "web#2", To: "db"}}
-	if info := tierInfoOf(farm, 2, "web#2"); !info.known || !info.aspnet || !info.calls || info.desc != "IIS integrated pipeline, .NET 4.0" {
+	if info := farm.TierInfo(2, "web#2"); !info.Known || !info.ASPNet || !info.Calls || info.Title(false) != "IIS integrated pipeline, .NET 4.0" {
 		t.Errorf("machine web#2: %+v", info)
 	}
-	if info := tierInfoOf(farm, 3, "web#3"); !info.known || info.calls {
+	if info := farm.TierInfo(3, "web#3"); !info.Known || info.Calls {
 		t.Errorf("machine web#3: %+v", info)
 	}
-	if info := tierInfoOf(&results.Run{}, 0, "fe"); info.known {
+	if info := (&results.Run{}).TierInfo(0, "fe"); info.Known {
 		t.Error("a run without Tiers says something of its tiers")
 	}
 }

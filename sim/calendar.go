@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -572,7 +573,7 @@ func (c *calendar) verify() error {
 	for k := range c.now {
 		q := &c.now[k]
 		if (q.n > 0) != (c.nowMask&(1<<k) != 0) {
-			return errCalendar("calendar: now queue " + itoa(k) + ": mask is off")
+			return errCalendar("calendar: now queue " + strconv.Itoa(k) + ": mask is off")
 		}
 		var prev *slot
 		for i := range q.n {
@@ -583,10 +584,10 @@ func (c *calendar) verify() error {
 			}
 			live++
 			if sl.pos != posNow || int(sl.key>>seqBits) != k {
-				return errCalendar("calendar: now queue " + itoa(k) + ": event not marked as queued in it")
+				return errCalendar("calendar: now queue " + strconv.Itoa(k) + ": event not marked as queued in it")
 			}
 			if prev != nil && (sl.at != prev.at || sl.key < prev.key) {
-				return errCalendar("calendar: now queue " + itoa(k) + ": FIFO out of order")
+				return errCalendar("calendar: now queue " + strconv.Itoa(k) + ": FIFO out of order")
 			}
 			prev = sl
 		}
@@ -599,33 +600,13 @@ func (c *calendar) verify() error {
 
 type errHeap struct{ i int }
 
-func (e errHeap) Error() string { return "calendar: heap invariant broken at index " + itoa(e.i) }
+func (e errHeap) Error() string {
+	return "calendar: heap invariant broken at index " + strconv.Itoa(e.i)
+}
 
 type errCalendar string
 
 func (e errCalendar) Error() string { return string(e) }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	var b [20]byte
-	p := len(b)
-	for i > 0 {
-		p--
-		b[p] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		p--
-		b[p] = '-'
-	}
-	return string(b[p:])
-}
 
 // ---------------------------------------------------------------------------
 // lanes
@@ -800,24 +781,24 @@ func (l *Lane) verify(k int) error {
 		live++
 		sl := &c.slots[r.slot]
 		if sl.pos != posLane || sl.lane != int32(k+1) {
-			return errCalendar("calendar: lane " + itoa(k) + ": event not marked as queued in it")
+			return errCalendar("calendar: lane " + strconv.Itoa(k) + ": event not marked as queued in it")
 		}
 		if prev != nil && (sl.at < prev.at || sl.at == prev.at && sl.key < prev.key) {
-			return errCalendar("calendar: lane " + itoa(k) + ": FIFO out of order")
+			return errCalendar("calendar: lane " + strconv.Itoa(k) + ": FIFO out of order")
 		}
 		prev = sl
 	}
 	if live != l.live {
-		return errCalendar("calendar: lane " + itoa(k) + ": live count is off")
+		return errCalendar("calendar: lane " + strconv.Itoa(k) + ": live count is off")
 	}
 	rp := c.slots[l.rep].pos
 	if (l.m > 0) != (rp >= 0) {
-		return errCalendar("calendar: lane " + itoa(k) + ": representative in the heap iff events queued")
+		return errCalendar("calendar: lane " + strconv.Itoa(k) + ": representative in the heap iff events queued")
 	}
 	if l.m > 0 {
 		h := c.slots[l.q[l.head].slot]
 		if e := c.heap[rp]; l.isLive(l.q[l.head]) && (e.at > h.at || e.at == h.at && e.key > h.key) {
-			return errCalendar("calendar: lane " + itoa(k) + ": representative after its head")
+			return errCalendar("calendar: lane " + strconv.Itoa(k) + ": representative after its head")
 		}
 	}
 	return nil

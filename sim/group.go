@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Group schedules events of one class in a heap of their own, with only
 // the earliest of them in the calendar's heap (its representative): the
@@ -117,20 +120,20 @@ func (g *Group) verify(k int) error {
 	c := g.c
 	for i := range g.heap {
 		if p := (i - 1) / 4; i > 0 && g.heap[i].less(&g.heap[p]) {
-			return errCalendar("calendar: group " + itoa(k) + ": heap invariant broken at index " + itoa(i))
+			return errCalendar("calendar: group " + strconv.Itoa(k) + ": heap invariant broken at index " + strconv.Itoa(i))
 		}
 		sl := &c.slots[g.heap[i].slot]
 		if sl.pos != int32(i) || sl.lane != g.id {
-			return errCalendar("calendar: group " + itoa(k) + ": event not marked as queued in it")
+			return errCalendar("calendar: group " + strconv.Itoa(k) + ": event not marked as queued in it")
 		}
 	}
 	rp := c.slots[g.rep].pos
 	if (len(g.heap) > 0) != (rp >= 0) {
-		return errCalendar("calendar: group " + itoa(k) + ": representative in the heap iff events queued")
+		return errCalendar("calendar: group " + strconv.Itoa(k) + ": representative in the heap iff events queued")
 	}
 	if rp >= 0 {
 		if e := c.heap[rp]; e.at != g.heap[0].at || e.key != g.heap[0].key {
-			return errCalendar("calendar: group " + itoa(k) + ": representative is not its least event")
+			return errCalendar("calendar: group " + strconv.Itoa(k) + ": representative is not its least event")
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -329,11 +330,11 @@ func (p *PS) removeAt(i int) {
 func (p *PS) verify() error {
 	for i := range p.heap {
 		if q := (i - 1) / 4; i > 0 && p.heap[i].less(&p.heap[q]) {
-			return errCalendar("ps: heap invariant broken at index " + itoa(i))
+			return errCalendar("ps: heap invariant broken at index " + strconv.Itoa(i))
 		}
 		s := p.heap[i].slot
 		if p.pos[s] != int32(i) || p.jobs[s] == nil || p.jobs[s].ref != s+1 {
-			return errCalendar("ps: slot positions broken at index " + itoa(i))
+			return errCalendar("ps: slot positions broken at index " + strconv.Itoa(i))
 		}
 	}
 	return nil
