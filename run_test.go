@@ -8,40 +8,6 @@ import (
 	"github.com/tsim-dev/tsim"
 )
 
-// usersSweep is a short sweep of the connection limit: a concurrency-like
-// key, so both entry paths fit the USL to its throughput.
-const usersSweep = `name = "sweep"
-seed = 5
-replications = 2
-duration = "20s"
-warmup = "2s"
-
-[load]
-users = 30
-think = "exp(1s)"
-timeout = "2s"
-
-[[tier]]
-name = "fe"
-cores = 4
-calls.client = "dotnet"
-calls.maxconnection = 2
-[[tier.step]]
-call = "be"
-
-[[tier]]
-name = "be"
-cores = 4
-[[tier.step]]
-cpu = "exp(20ms)"
-[[tier.step]]
-wait = "exp(50ms)"
-
-[sweep]
-key = "tier.fe.calls.maxconnection"
-values = [1, 2, 4, 8, 16, 32]
-`
-
 // Run adds to its result what RunAll (tsim run) adds: a sweep's USL fit,
 // and the load test's measurement to compare with (Options.Measured).
 func TestRunAddsWhatRunAllAdds(t *testing.T) {
@@ -53,7 +19,9 @@ func TestRunAddsWhatRunAllAdds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweepExp, err := tsim.LoadBytes("sweep.toml", []byte(usersSweep))
+	// A sweep of the users: a concurrency-like key, so both entry paths
+	// fit the USL to its throughput.
+	sweepExp, err := tsim.Load("experiments/only-two-requests.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
