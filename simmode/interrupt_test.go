@@ -3,9 +3,11 @@ package simmode
 import (
 	"context"
 	"errors"
-	"github.com/tsim-dev/tsim/model"
 	"testing"
 	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/model/modeltest"
 )
 
 // Cancelling the context of a run that would take hours of wall time (a
@@ -13,7 +15,7 @@ import (
 // promptly: RunContext returns an error that wraps context.Canceled, having
 // executed a tiny fraction of the events. No wall-clock time is asserted.
 func TestRunContextCancelStopsRun(t *testing.T) {
-	top := pipelineTopology(20*time.Second, 30*24*time.Hour)
+	top := modeltest.Pipeline(20*time.Second, 30*24*time.Hour)
 	top.Load = model.Load{Kind: model.LoadOpen, Rate: model.Schedule{{At: 0, Value: 10000}}, Call: model.Call{Target: 0, Timeout: 20 * time.Second}}
 	top.Tiers[0].Steps[0].Call.Conn.Limit = 0 // unlimited connections: every request runs
 	const full = 30 * 24 * 3600 * 10000 * 4   // requests × (at least) 4 events each
@@ -50,7 +52,7 @@ func TestRunContextCancelStopsRun(t *testing.T) {
 // A context that is never done changes nothing: RunContext and Run give the
 // same result, event for event.
 func TestRunContextSameAsRun(t *testing.T) {
-	top := pipelineTopology(20*time.Second, 10*time.Minute)
+	top := modeltest.Pipeline(20*time.Second, 10*time.Minute)
 	a, err := Run(top, model.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,12 @@
 package simmode
 
 import (
-	"github.com/tsim-dev/tsim/model"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/model/modeltest"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/sim"
 )
@@ -17,7 +18,7 @@ import (
 // result, field for field. The topology has a constant of every kind, and
 // client timeouts that fire.
 func TestLanesChangeNothing(t *testing.T) {
-	top := pipelineTopology(3*time.Second, 10*time.Minute)
+	top := modeltest.Pipeline(3*time.Second, 10*time.Minute)
 	top.Load.Think = sim.Const(200 * time.Millisecond)
 	link := model.Network{Latency: time.Millisecond, Bandwidth: 1 << 20}
 	top.Load.Call.Network = link
@@ -53,7 +54,7 @@ func TestLanesChangeNothing(t *testing.T) {
 // result, field for field. The users come and go (a schedule retires some
 // while they think), and client timeouts fire.
 func TestGroupsChangeNothing(t *testing.T) {
-	top := pipelineTopology(3*time.Second, 10*time.Minute)
+	top := modeltest.Pipeline(3*time.Second, 10*time.Minute)
 	top.Load.Users = model.Schedule{{At: 0, Value: 100}, {At: 2 * time.Minute, Value: 30}, {At: 4 * time.Minute, Value: 120}, {At: 6 * time.Minute, Value: 10}}
 	runs := make([]*results.Run, 2)
 	for i, groups := range []bool{false, true} {

@@ -1,10 +1,12 @@
 package simmode
 
 import (
-	"github.com/tsim-dev/tsim/model"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/model/modeltest"
 )
 
 // TestMemoryDoesNotGrowWithRunLength runs the pipeline for 1 and 10
@@ -19,7 +21,7 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		res, err := Run(pipelineTopology(20*time.Second, d), model.Options{Seed: 1})
+		res, err := Run(modeltest.Pipeline(20*time.Second, d), model.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

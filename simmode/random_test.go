@@ -3,10 +3,11 @@ package simmode
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tsim-dev/tsim/model"
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/model/modeltest"
 	"github.com/tsim-dev/tsim/sim"
 )
 
@@ -156,7 +157,7 @@ func TestRandomTopologiesConserveRequests(t *testing.T) {
 }
 
 func TestDifferentSeedsDiffer(t *testing.T) {
-	top := pipelineTopology(20*time.Second, 5*time.Minute)
+	top := modeltest.Pipeline(20*time.Second, 5*time.Minute)
 	a, _ := Run(top, model.Options{Seed: 1})
 	b, _ := Run(top, model.Options{Seed: 2})
 	if a.TraceHash == b.TraceHash || a.Requests == b.Requests {

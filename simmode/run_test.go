@@ -1,39 +1,16 @@
 package simmode
 
 import (
-	"github.com/tsim-dev/tsim/model"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/tsim-dev/tsim/sim"
+	"github.com/tsim-dev/tsim/model"
+	"github.com/tsim-dev/tsim/model/modeltest"
 )
 
-// pipelineTopology is the engine issue's reference model built in Go: 100
-// users, think exp(1s); a front end with 96 threads calls the back end
-// through 2 connections; the back end uses a CPU for exp(50ms), then waits
-// exp(100ms); users give up after timeout.
-func pipelineTopology(timeout time.Duration, dur time.Duration) *model.Topology {
-	unlimited := model.Pool{Min: 1, Max: 1 << 20, Injection: model.InjectNone}
-	return &model.Topology{
-		Duration:    dur,
-		SampleEvery: time.Second,
-		Tiers: []model.Tier{
-			{Name: "fe", Cores: 8, CostMultiplier: 1, Worker: model.Pool{Min: 96, Max: 96}, IO: unlimited,
-				Steps: []model.Step{{Kind: model.StepCall, Call: &model.Call{Target: 1, Conn: model.Conn{Limit: 2}}}}},
-			{Name: "be", Cores: 8, CostMultiplier: 1, Worker: unlimited, IO: unlimited,
-				Steps: []model.Step{
-					{Kind: model.StepCPU, Demand: sim.Exp(50 * time.Millisecond)},
-					{Kind: model.StepWait, Demand: sim.Exp(100 * time.Millisecond)},
-				}},
-		},
-		Load: model.Load{Kind: model.LoadClosed, Users: model.Schedule{{At: 0, Value: 100}}, Think: sim.Exp(time.Second),
-			Call: model.Call{Target: 0, Timeout: timeout}},
-	}
-}
-
 func TestPipelineTheory(t *testing.T) {
-	res, err := Run(pipelineTopology(20*time.Second, time.Hour), model.Options{Seed: 1})
+	res, err := Run(modeltest.Pipeline(20*time.Second, time.Hour), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +27,7 @@ func TestPipelineTheory(t *testing.T) {
 }
 
 func TestPipelineShortTimeoutOrphans(t *testing.T) {
-	res, err := Run(pipelineTopology(6*time.Second, 20*time.Minute), model.Options{Seed: 1})
+	res, err := Run(modeltest.Pipeline(6*time.Second, 20*time.Minute), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +45,7 @@ func TestPipelineShortTimeoutOrphans(t *testing.T) {
 // that takes minutes to clear; MSER-5 on the per-interval mean latency cuts
 // that transient and no more than a fraction of the steady part.
 func TestAutomaticWarmup(t *testing.T) {
-	top := pipelineTopology(0, 30*time.Minute)
+	top := modeltest.Pipeline(0, 30*time.Minute)
 	top.Load = model.Load{Kind: model.LoadOpen, Rate: model.Schedule{{At: 0, Value: 20}, {At: time.Minute, Value: 20}, {At: time.Minute, Value: 5}}, Call: model.Call{Target: 0}}
 	top.Warmup = -1
 	top.SampleEvery = 5 * time.Second
@@ -91,7 +68,7 @@ func TestAutomaticWarmup(t *testing.T) {
 // its 10 simulated hours, and its mean lies within the stated precision of
 // the theoretical 6.5 s (allowing the theory's own approximation).
 func TestStopOnPrecision(t *testing.T) {
-	top := pipelineTopology(0, 10*time.Hour)
+	top := modeltest.Pipeline(0, 10*time.Hour)
 	top.Warmup = time.Minute
 	top.Precision = 0.02
 	res, err := Run(top, model.Options{Seed: 1})
@@ -111,7 +88,7 @@ func TestStopOnPrecision(t *testing.T) {
 // is on one path (the calls are synchronous), so the breakdown's parts add
 // up to the mean latency, and connection waiting dominates.
 func TestBreakdownAddsUp(t *testing.T) {
-	res, err := Run(pipelineTopology(0, 20*time.Minute), model.Options{Seed: 1})
+	res, err := Run(modeltest.Pipeline(0, 20*time.Minute), model.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
