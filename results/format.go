@@ -65,6 +65,7 @@ func FmtPercent(f float64) string {
 	}
 }
 
+// FmtFixed writes x with prec decimals.
 func FmtFixed(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
 
 // FmtLevel writes a counter level: one decimal below 100, none above.
@@ -75,6 +76,7 @@ func FmtLevel(x float64) string {
 	return strconv.FormatFloat(x, 'f', 1, 64)
 }
 
+// MeanMax writes a counter's mean and maximum as levels: "12.5 / 40".
 func MeanMax(mean, max float64) string { return FmtLevel(mean) + " / " + FmtLevel(max) }
 
 // FmtPM formats a confidence half-width as " ±x", or "" without one.
