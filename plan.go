@@ -10,7 +10,7 @@ import (
 	"github.com/tsim-dev/tsim/analysis"
 	"github.com/tsim-dev/tsim/htmlreport"
 	"github.com/tsim-dev/tsim/plots"
-	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 )
 
 // PlanOptions say what Plan searches; see analysis.PlanOptions (Path is
@@ -144,7 +144,7 @@ func planFigure(r *analysis.PlanResult) (*plots.Figure, error) {
 			}
 			var parts []string
 			for _, kv := range pt.Params[1:] {
-				parts = append(parts, report.ShortKey(kv.Key)+"="+kv.Value)
+				parts = append(parts, results.ShortKey(kv.Key)+"="+kv.Value)
 			}
 			l := strings.Join(parts, ", ")
 			i, ok := byLabel[l]

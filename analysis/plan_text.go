@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsim-dev/tsim/report"
+	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/runner"
 )
 
@@ -114,7 +115,7 @@ func (r *PlanResult) writePoints(w io.Writer) error {
 		header = append(header, r.Find)
 	}
 	for _, a := range r.Axes {
-		header = append(header, report.ShortKey(a.Key))
+		header = append(header, results.ShortKey(a.Key))
 	}
 	for _, g := range r.Goals {
 		b := "upper"

@@ -224,7 +224,7 @@ func scenarioCurve(sc *results.Scenario, label string) *cdfCurve {
 	if c := a.Requests; c.Completed+c.TimedOut+c.Rejected+c.Failed > 0 {
 		share = float64(c.Completed) / float64(c.Completed+c.TimedOut+c.Rejected+c.Failed)
 	}
-	return &cdfCurve{label: label, key: scenarioLabel(sc), quantiles: a.Quantiles, share: share}
+	return &cdfCurve{label: label, key: sc.Label(), quantiles: a.Quantiles, share: share}
 }
 
 // cdfChart draws the latency distributions of the scenarios (of a sweep,
@@ -235,7 +235,7 @@ func cdfChart(r *results.Experiment, done []*results.Scenario, curves []*cdfCurv
 			return nil
 		}
 		for i, sc := range done {
-			if cv := scenarioCurve(sc, scenarioLabel(sc)); cv != nil {
+			if cv := scenarioCurve(sc, sc.Label()); cv != nil {
 				cv.color = palette[i%len(palette)]
 				curves = append(curves, cv)
 			}
@@ -282,36 +282,6 @@ func cdfChart(r *results.Experiment, done []*results.Scenario, curves []*cdfCurv
 		return nil
 	}
 	return c
-}
-
-// sweepLine is the scenarios of one variant and one combination of the
-// other axes' values, along the first axis.
-type sweepLine struct {
-	label string
-	scs   []*results.Scenario
-}
-
-func sweepLines(done []*results.Scenario) []*sweepLine {
-	var lines []*sweepLine
-	for _, sc := range done {
-		parts := []string{sc.Variant}
-		for _, kv := range sc.Params[1:] {
-			parts = append(parts, shortKey(kv.Key)+"="+kv.Value)
-		}
-		l := strings.Join(parts, ", ")
-		var ln *sweepLine
-		for _, x := range lines {
-			if x.label == l {
-				ln = x
-			}
-		}
-		if ln == nil {
-			ln = &sweepLine{label: l}
-			lines = append(lines, ln)
-		}
-		ln.scs = append(ln.scs, sc)
-	}
-	return lines
 }
 
 // sweepX places the first axis's values: at their numbers when all are
@@ -382,7 +352,7 @@ func sweepSection(r *results.Experiment, done []*results.Scenario) *Section {
 	s.Text("%s %s", intro, howTo)
 	g := &Grid{Columns: 1}
 	for _, m := range sweepMetrics {
-		lines := []sweepSide{{lines: sweepLines(done)}}
+		lines := []sweepSide{{lines: results.SweepLines(done)}}
 		g.Charts = append(g.Charts, sweepChart("sweep/"+m.id, m, axis, lines, ci))
 	}
 	s.Add(Block{Charts: g})
@@ -393,7 +363,7 @@ func sweepSection(r *results.Experiment, done []*results.Scenario) *Section {
 type sweepSide struct {
 	label string
 	dash  []int
-	lines []*sweepLine
+	lines []*results.SweepLine
 }
 
 func sweepChart(id string, m sweepMetric, axis results.Axis, sides []sweepSide, ci bool) *Chart {
@@ -417,7 +387,7 @@ func sweepChart(id string, m sweepMetric, axis results.Axis, sides []sweepSide, 
 			for mi, mm := range metrics {
 				type pt struct{ x, y, e float64 }
 				var pts []pt
-				for _, sc := range ln.scs {
+				for _, sc := range ln.Scenarios {
 					if mm.ok != nil && !mm.ok(sc.Agg) {
 						continue
 					}
@@ -453,7 +423,7 @@ func sweepChart(id string, m sweepMetric, axis results.Axis, sides []sweepSide, 
 					f.Y[0] = append(f.Y[0], p.y)
 					errs = append(errs, p.e)
 				}
-				label := ln.label
+				label := ln.Label
 				if side.label != "" {
 					label = side.label + ": " + label
 				}

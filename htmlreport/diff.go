@@ -186,16 +186,16 @@ func Diff(a, b Side) (*Comparison, error) {
 		return c, nil
 	}
 	for _, x := range sa {
-		k := slices.IndexFunc(sb, func(y *results.Scenario) bool { return scenarioLabel(y) == scenarioLabel(x) })
+		k := slices.IndexFunc(sb, func(y *results.Scenario) bool { return y.Label() == x.Label() })
 		if k < 0 {
-			c.OnlyA = append(c.OnlyA, scenarioLabel(x))
+			c.OnlyA = append(c.OnlyA, x.Label())
 			continue
 		}
 		c.Pairs = append(c.Pairs, newPair(x, sb[k], fa.Exp, fb.Exp))
 	}
 	for _, y := range sb {
-		if !slices.ContainsFunc(sa, func(x *results.Scenario) bool { return scenarioLabel(y) == scenarioLabel(x) }) {
-			c.OnlyB = append(c.OnlyB, scenarioLabel(y))
+		if !slices.ContainsFunc(sa, func(x *results.Scenario) bool { return y.Label() == x.Label() }) {
+			c.OnlyB = append(c.OnlyB, y.Label())
 		}
 	}
 	if len(c.Pairs) == 0 {
@@ -224,8 +224,8 @@ func pick(f *Folder, s Side) ([]*results.Scenario, error) {
 }
 
 func newPair(a, b *results.Scenario, xa, xb *results.Experiment) *Pair {
-	p := &Pair{A: a, B: b, Label: scenarioLabel(a)}
-	if lb := scenarioLabel(b); lb != p.Label {
+	p := &Pair{A: a, B: b, Label: a.Label()}
+	if lb := b.Label(); lb != p.Label {
 		p.Label += " → " + lb
 	}
 	p.Figures = headlineFigures(a.Agg, b.Agg)

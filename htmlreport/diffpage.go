@@ -146,7 +146,7 @@ func (c *Comparison) addCharts(p *Page) {
 			p.Add(s)
 		}
 		// The distributions of every pair go in one chart.
-		ka, kb := scenarioLabel(pr.A), scenarioLabel(pr.B)
+		ka, kb := pr.A.Label(), pr.B.Label()
 		if o := overlay("", "", ca["cdf"], cb["cdf"], func(x Series) bool { return x.Key == ka }, func(x Series) bool { return x.Key == kb }); o != nil {
 			curves = append(curves, o)
 		}

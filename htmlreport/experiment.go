@@ -133,30 +133,13 @@ func paramValue(sc *results.Scenario, k string) string {
 	return ""
 }
 
-// shortKey is the last part of a key path: "maxconnection".
-func shortKey(k string) string {
-	if i := strings.LastIndexByte(k, '.'); i >= 0 {
-		return k[i+1:]
-	}
-	return k
-}
-
-// scenarioLabel names a scenario: its variant and its sweep values.
-func scenarioLabel(sc *results.Scenario) string {
-	parts := []string{sc.Variant}
-	for _, kv := range sc.Params {
-		parts = append(parts, shortKey(kv.Key)+"="+kv.Value)
-	}
-	return strings.Join(parts, ", ")
-}
-
 func summaryTable(r *results.Experiment, done []*results.Scenario) *Table {
 	keys := r.SweepKeys()
 	t := &Table{Left: 1 + len(keys)}
 	t.Header = []string{"variant"}
 	t.Titles = []string{""}
 	for _, k := range keys {
-		t.Header = append(t.Header, shortKey(k))
+		t.Header = append(t.Header, results.ShortKey(k))
 		t.Titles = append(t.Titles, k)
 	}
 	t.Header = append(t.Header, "goodput/s", "throughput/s", "mean", "p50", "p90", "p99", "max",
@@ -453,7 +436,7 @@ func findings(r *results.Experiment, done []*results.Scenario) []Finding {
 	for _, sc := range done {
 		name := ""
 		if len(done) > 1 {
-			name = scenarioLabel(sc) + ": "
+			name = sc.Label() + ": "
 		}
 		for _, f := range scenarioFindings(sc.Agg) {
 			f.Text = name + f.Text

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 // FitFileName is the page tsim fit writes beside its fit.png and
@@ -161,7 +163,7 @@ func fitTargets(ts []FitTarget) *Table {
 func fitSensitivity(f *Fit) *Table {
 	t := &Table{Left: 1, Header: []string{"target"}, Titles: []string{""}}
 	for _, in := range f.Inputs {
-		t.Header = append(t.Header, shortKey(in.Key))
+		t.Header = append(t.Header, results.ShortKey(in.Key))
 		t.Titles = append(t.Titles, in.Key)
 	}
 	for _, x := range f.Targets {

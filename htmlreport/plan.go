@@ -172,7 +172,7 @@ func fmtClause(c PlanClause, v float64) string {
 func planTable(p *Plan) *Table {
 	t := &Table{Left: 1 + len(p.Keys), Header: []string{"#"}, Titles: []string{"the order in which the point was evaluated"}}
 	for _, k := range p.Keys {
-		t.Header = append(t.Header, shortKey(k))
+		t.Header = append(t.Header, results.ShortKey(k))
 		t.Titles = append(t.Titles, k)
 	}
 	for _, c := range p.Clauses {
@@ -280,7 +280,7 @@ func planLines(p *Plan) []*planLine {
 		pt := p.Points[i]
 		var parts []string
 		for k := 1; k < len(pt.Values) && k < len(p.Keys); k++ {
-			parts = append(parts, shortKey(p.Keys[k])+"="+pt.Values[k])
+			parts = append(parts, results.ShortKey(p.Keys[k])+"="+pt.Values[k])
 		}
 		label := strings.Join(parts, ", ")
 		var ln *planLine

@@ -49,12 +49,12 @@ func pictures(r *results.Experiment) []picture {
 	for _, sc := range done {
 		if sc.Agg.Quantiles == nil {
 			if !r.IsSweep() || len(r.Scenarios) <= results.MaxCDFCurves {
-				none = append(none, label(sc))
+				none = append(none, sc.Label())
 			}
 			continue
 		}
 		a := sc.Agg
-		run := plots.Run{Label: label(sc), Run: &results.Run{Quantiles: a.Quantiles, TimeoutRate: a.TimeoutRate, RejectRate: a.RejectRate}}
+		run := plots.Run{Label: sc.Label(), Run: &results.Run{Quantiles: a.Quantiles, TimeoutRate: a.TimeoutRate, RejectRate: a.RejectRate}}
 		// Timed-out, rejected and failed requests never complete: the
 		// curve tops out at the share that did.
 		if c := a.Requests; c.Completed+c.TimedOut+c.Rejected+c.Failed > 0 {
@@ -102,61 +102,20 @@ func pictures(r *results.Experiment) []picture {
 	return out
 }
 
-// label names a scenario in a legend: its variant, and its sweep values
-// when there is a sweep.
-func label(sc *results.Scenario) string {
-	parts := []string{sc.Variant}
-	for _, kv := range sc.Params {
-		parts = append(parts, ShortKey(kv.Key)+"="+kv.Value)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// shortKey is the last part of a key path: "maxconnection" for
-// "tier.fe.calls.maxconnection".
-func ShortKey(k string) string {
-	if i := strings.LastIndexByte(k, '.'); i >= 0 {
-		return k[i+1:]
-	}
-	return k
-}
-
 // sweepPictures draws each metric against the first sweep axis: one line
 // per variant and combination of the other axes' values.
 func sweepPictures(r *results.Experiment) []picture {
 	name := r.Name
 	axis := r.Sweep[0].Key
-	type line struct {
-		label string
-		scs   []*results.Scenario
-	}
-	var lines []*line
-	for _, sc := range r.Done() {
-		parts := []string{sc.Variant}
-		for _, kv := range sc.Params[1:] {
-			parts = append(parts, ShortKey(kv.Key)+"="+kv.Value)
-		}
-		l := strings.Join(parts, ", ")
-		var ln *line
-		for _, x := range lines {
-			if x.label == l {
-				ln = x
-			}
-		}
-		if ln == nil {
-			ln = &line{label: l}
-			lines = append(lines, ln)
-		}
-		ln.scs = append(ln.scs, sc)
-	}
+	lines := results.SweepLines(r.Done())
 	ci := r.Replications > 1
 	// build makes one line per variant of a metric; points where ok is
 	// false (no latency without completions) are left out.
 	build := func(get func(a results.Aggregate) float64, half func(c *results.Intervals) *float64, scale float64, suffix string, ok func(a results.Aggregate) bool) []plots.SweepLine {
 		var out []plots.SweepLine
 		for _, ln := range lines {
-			sl := plots.SweepLine{Label: ln.label + suffix}
-			for _, sc := range ln.scs {
+			sl := plots.SweepLine{Label: ln.Label + suffix}
+			for _, sc := range ln.Scenarios {
 				if ok != nil && !ok(sc.Agg) {
 					continue
 				}

@@ -44,7 +44,7 @@ func PrintReport(w io.Writer, r *results.Experiment) error {
 	keys := r.SweepKeys()
 	header := []string{"variant"}
 	for _, k := range keys {
-		header = append(header, ShortKey(k))
+		header = append(header, results.ShortKey(k))
 	}
 	header = append(header, "goodput/s", "throughput/s", "mean", "p50", "p99", "timeouts", "rejected")
 	t := NewTable(w, 1+len(keys), header...)

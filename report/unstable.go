@@ -17,7 +17,7 @@ func printUnstable(w io.Writer, done []*results.Scenario) {
 		}
 		name := sc.Variant
 		for _, kv := range sc.Params {
-			name += " " + ShortKey(kv.Key) + "=" + kv.Value
+			name += " " + results.ShortKey(kv.Key) + "=" + kv.Value
 		}
 		note(w, "  "+strings.TrimSpace(name)+": "+sc.Agg.Unstable)
 	}

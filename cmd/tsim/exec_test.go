@@ -41,7 +41,7 @@ func TestFormats(t *testing.T) {
 		{results.MeanMax(68.94, 91), "68.9 / 91"},
 		{report.FmtSeconds(300), "300 s"},
 		{runner.Stem("dir/crack-throttling.toml"), "crack-throttling"},
-		{report.ShortKey("tier.fe.calls.maxconnection"), "maxconnection"},
+		{results.ShortKey("tier.fe.calls.maxconnection"), "maxconnection"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
