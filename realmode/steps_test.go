@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +67,12 @@ const stepScale = 0.05
 // real run is nil when every run was disturbed (realTable).
 func table(t *testing.T, name string, top *model.Topology, want string, opt Options) (simRes, realRes *results.Run) {
 	t.Helper()
+	return checkedTable(t, name, top, want, opt, nil)
+}
+
+// checkedTable is table, the real run also judged by check (realTable).
+func checkedTable(t *testing.T, name string, top *model.Topology, want string, opt Options, check func(r *results.Run, floor float64) []string) (simRes, realRes *results.Run) {
+	t.Helper()
 	w := parseTable(t, want)
 	if opt.Seed == 0 {
 		opt.Seed = 1
@@ -78,15 +84,24 @@ func table(t *testing.T, name string, top *model.Topology, want string, opt Opti
 	if got := outcomesOf(s); fmtOutcomes(got) != fmtOutcomes(w) {
 		t.Fatalf("%s: the simulator disagrees with the table:\n got  %s\n want %s", name, fmtOutcomes(got), fmtOutcomes(w))
 	}
-	return s, realTable(t, name, top, w, opt)
+	return s, realTable(t, name, top, w, opt, check)
 }
 
-// realTable runs top for real and checks it against the table w; it runs
-// again, up to maxRuns times, only when a run disagrees and the probe saw
-// it disturbed (judgeReal). It returns the run that agreed or disagreed
-// undisturbed, nil when every run was disturbed: the table is then not
-// judged, and the test is skipped once its other checks are made.
-func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt Options) *results.Run {
+// realTable runs top for real and checks it against the table w and, if
+// check is not nil, with check (given the floor the table was judged
+// with: what the table checks besides its latencies, which a stall moves
+// as it moves them); it runs again, up to maxRuns times, only when a run
+// disagrees and the probe saw it disturbed (judgeReal). It returns the
+// run that agreed or disagreed undisturbed, nil when every run was
+// disturbed: the table is then not judged, and the test is skipped once
+// its other checks are made. (Judged apart, after the table, a check
+// failed runs whose latencies agreed within a floor its stalls had
+// widened to 6 s, which the check's own margins are not:
+// ConnectionLimitHandOffAndTimeout's back end completed 4 of 5, the
+// orphan's end 50 ms of real time before the run's falling after it, in
+// one run of 30 with two busy loops competing, the probe finding 55% of
+// it stalled; and saw 2 waiting for a connection where 3 wait.)
+func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt Options, check func(r *results.Run, floor float64) []string) *results.Run {
 	t.Helper()
 	if opt.Seed == 0 {
 		opt.Seed = 1
@@ -95,40 +110,29 @@ func realTable(t *testing.T, name string, top *model.Topology, w []outcome, opt 
 		opt.TimeScale = stepScale
 	}
 	var last *results.Run
-	var lastFloor float64
 	// A stall longer than a table's margins (the users leave 20 ms of
 	// real time after they send at stepScale, 14 ms before one would
 	// send again in the head-of-line test) can make a request go missing
 	// or come in excess: the run says nothing.
 	if !judgeReal(t, name, top, opt, tableStall, func(r *results.Run, n noise) string {
 		floor := tableFloor(n, len(w), opt.TimeScale)
-		last, lastFloor = r, floor
+		last = r
 		got := outcomesOf(r)
 		ok := len(got) == len(w)
 		for i := 0; ok && i < len(w); i++ {
 			ok = got[i].Outcome == w[i].Outcome && math.Abs(got[i].Latency-w[i].Latency) <= floor+0.02*w[i].Latency
 		}
-		if ok {
+		if !ok {
+			return fmt.Sprintf("\n got  %s\n want %s (±%.3fs +2%%)", fmtOutcomes(got), fmtOutcomes(w), floor)
+		}
+		if check == nil {
 			return ""
 		}
-		return fmt.Sprintf("\n got  %s\n want %s (±%.3fs +2%%)", fmtOutcomes(got), fmtOutcomes(w), floor)
+		return strings.Join(check(r, floor), "; ")
 	}) {
 		return nil
 	}
-	tableFloors.Store(last, lastFloor)
 	return last
-}
-
-// tableFloors holds, per real run a table judged, the floor it was
-// judged with (tableFloor): what else a test measures on that run may be
-// off by as much.
-var tableFloors sync.Map // *results.Run → float64
-
-// floorOf is the floor the table of run r was judged with.
-func floorOf(r *results.Run) float64 {
-	f, _ := tableFloors.Load(r)
-	v, _ := f.(float64)
-	return v
 }
 
 // tableStall is the longest stall a step table's run may see and still
@@ -176,13 +180,15 @@ func TestStepCPU(t *testing.T) {
 	// CPUSharing: modeltest's ProcessorSharingCPU): all end at 2 s. Core
 	// permits (CPUCores, real mode's default): two end at 1 s, two at
 	// 2 s; the same mean.
-	realTable(t, "cores", burst(4, 0, 3*time.Second, tier("svc", 2, cpuStep(time.Second))), parseTable(t, "1 1 2 2"), Options{})
+	realTable(t, "cores", burst(4, 0, 3*time.Second, tier("svc", 2, cpuStep(time.Second))), parseTable(t, "1 1 2 2"), Options{}, nil)
 }
 
 // TestStepTables runs the step tables both executors share
 // (modeltest.StepTables) for real: the simulator exactly, the real run
 // within its resolution (table), and what each table checks besides on
-// both, the real run within the floor its table was judged with.
+// both, the real run within the floor its table was judged with and
+// judged with it (a run that fails the check is run again only when the
+// probe saw it disturbed).
 func TestStepTables(t *testing.T) {
 	for _, st := range modeltest.StepTables {
 		t.Run(st.Name, func(t *testing.T) {
@@ -191,17 +197,22 @@ func TestStepTables(t *testing.T) {
 			if st.Sharing {
 				opt.CPU = CPUSharing
 			}
-			s, r := table(t, st.Name, st.Top(), st.Want, opt)
+			var check func(*results.Run, float64) []string
+			if st.Check != nil {
+				check = func(r *results.Run, floor float64) []string {
+					var out []string
+					for _, m := range st.Check(r, floor) {
+						out = append(out, "real: "+m)
+					}
+					return out
+				}
+			}
+			s, _ := checkedTable(t, st.Name, st.Top(), st.Want, opt, check)
 			if st.Check == nil {
 				return
 			}
 			for _, m := range st.Check(s, 0) {
 				t.Errorf("simulated: %s", m)
-			}
-			if r != nil {
-				for _, m := range st.Check(r, floorOf(r)) {
-					t.Errorf("real: %s", m)
-				}
 			}
 		})
 	}
