@@ -256,10 +256,17 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 
 	// The operation twice as long: an undisturbed run must catch it. When
 	// every run was disturbed, the model's topology and the broken one
-	// run for real side by side, through the same noise (pairedRuns):
-	// the broken one's mean latency must be more than 1.5 times the
-	// other's, where the simulator has it 15 times (3.27 s against
-	// 0.21 s) and noise slows both.
+	// run for real side by side, through the same noise (pairedRuns), at
+	// sideBySide times the time scale: the broken one's mean latency must
+	// be more than 1.5 times the other's, where the simulator has it 15
+	// times (3.27 s against 0.21 s) and noise slows both. (The slower
+	// scale asks a quarter of the CPU a real second: measured with two
+	// busy loops competing, at the cross-check's scale, 0.1, the probe
+	// found 59–97% of the pair's run stalled and the ratio came out 1.40
+	// and 1.43 in two pairs of six (a timer late 2–33 ms on average
+	// brings the model's throttle, ρ = 0.75, to saturation as well); at
+	// 0.4, 24–39% stalled, it came out 14.6–14.9 in three pairs, the
+	// model's topology beside itself 0.99–1.04.)
 	c = crossRuns(t, "model 100 ms operation, real 200 ms", short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{}, true, (*crossRun).judged)
 	opLimit(t, c, 2)
 	if c.judged() {
@@ -267,12 +274,13 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 		return
 	}
 	t.Logf("%s: every run disturbed (the last: %s); running the model's topology beside the broken one", c.name, c.disturbed())
-	right, broken, n := pairedRuns(t, short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{Seed: 1, TimeScale: c.info.Scale})
+	const sideBySide = 4
+	right, broken, n := pairedRuns(t, short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{Seed: 1, TimeScale: sideBySide * c.info.Scale})
 	if broken.Latency.Mean > 1.5*right.Latency.Mean {
 		judgedOnTime()
-		t.Logf("%s: caught side by side: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, broken.Latency.Mean, right.Latency.Mean, n)
+		t.Logf("%s: caught side by side at scale %.3g: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, sideBySide*c.info.Scale, broken.Latency.Mean, right.Latency.Mean, n)
 	} else {
-		t.Errorf("%s: a negative control not caught side by side: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, broken.Latency.Mean, right.Latency.Mean, n)
+		t.Errorf("%s: a negative control not caught side by side at scale %.3g: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, sideBySide*c.info.Scale, broken.Latency.Mean, right.Latency.Mean, n)
 	}
 }
 
