@@ -1,9 +1,13 @@
 package experiments
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tsim-dev/tsim/format"
+	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 )
 
@@ -28,6 +32,31 @@ func TestStoryInstancingConcurrency(t *testing.T) {
 	// Request Execution Time is the inverse of Requests/sec (the header:
 	// 0.807 ms against 1,239/s).
 	figure(t, "single-single: Request Execution Time against 1 / Requests/sec", s.ExecTimeMean, 1/s.RequestsPerS, 0.02)
+	// Rows 57a–57b (rules restated): the defaults, read off the story's
+	// file without its two WCF modes: InstanceContextMode PerSession and
+	// ConcurrencyMode Single ("the default", as the file says).
+	data, err := os.ReadFile("instancing-concurrency.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := string(data)
+	for _, line := range []string{"  instancing = \"Single\"\n", "  concurrency = \"Single\""} {
+		if !strings.Contains(bare, line) {
+			t.Fatalf("instancing-concurrency.toml: no %q to drop", line)
+		}
+		bare = strings.Replace(bare, line, "", 1)
+	}
+	bx, err := format.LoadExperiment("instancing-concurrency.toml", []byte(bare), os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := bx.ScenarioWith("single-single", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := sc.Topology.Tiers[0].WCF; w.Instancing != model.PerSession || w.Concurrency != model.ConcurrencySingle {
+		t.Errorf("the defaults: instancing %v, concurrency %v; want PerSession and Single", w.Instancing, w.Concurrency)
+	}
 	// Row 55: ConcurrencyMode Multiple (and PerCall) for "high throughput":
 	// both cores busy.
 	for name, r := range map[string]*results.Run{"single-multiple": sm, "percall": pc} {
