@@ -2,7 +2,9 @@ package tsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/tsim-dev/tsim/fit"
@@ -39,7 +41,8 @@ func LoadFit(path, experiment string) (*FitSpec, *Experiment, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if experiment == "" {
+	named := experiment == ""
+	if named {
 		if s.Experiment == "" {
 			return nil, nil, fmt.Errorf("%s: no experiment: give its experiment key or --experiment", path)
 		}
@@ -47,6 +50,9 @@ func LoadFit(path, experiment string) (*FitSpec, *Experiment, error) {
 	}
 	e, err := Load(experiment)
 	if err != nil {
+		if named && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: its experiment %q: %w", path, s.Experiment, err)
+		}
 		return nil, nil, err
 	}
 	if err := s.Check(e.l.X); err != nil {

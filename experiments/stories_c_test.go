@@ -174,7 +174,7 @@ func TestStoryBindingsAndEncoders(t *testing.T) {
 		kb       string
 		lo, hi   float64
 		text, ws float64 // expected peaks: 4 cores / (1 ms + the binding's CPU per call)
-	}{{"5", 1.20, 1.28, 2749, 1231}, {"25", 1.66, 1.77, 1699, 640}} {
+	}{{"5", 1.228, 1.252, 2749, 1231}, {"25", 1.6745, 1.7455, 1699, 640}} { // fitted: ±5 % of the 24 and of the 71, as bindings-and-encoders.fit
 		text, bin, ws := get("basicHttp-text", c.kb), get("basicHttp-binary", c.kb), get("wsHttp", c.kb)
 		if g := bin.GoodputPerS / text.GoodputPerS; g < c.lo || g > c.hi {
 			t.Errorf("%s KB: binary %.0f/s over text %.0f/s = %+.0f%%, want %+.0f%%…%+.0f%%", c.kb, bin.GoodputPerS, text.GoodputPerS,
@@ -216,12 +216,15 @@ func TestStoryHiddenCPUCosts(t *testing.T) {
 	// "a comfortable average of 5.7 milliseconds per test with a maximum of
 	// 19 milliseconds"
 	figure(t, "release: mean test time (s)", rel.Latency.Mean, 0.0057, 0.05)
-	figure(t, "release: max test time (s)", rel.Latency.Max, 0.019, 0.25)
+	// The maximum within a maximum's ±20 %, set by the assumed cv (the
+	// header: fitted).
+	figure(t, "release: max test time (s)", rel.Latency.Max, 0.019, 0.20)
 	// "58 tests/sec was the maximum number of tests required ... for 200
 	// users": the rate at 200 users (the last two minutes).
 	figure(t, "release: tests/s at 200 users", rate(rel, 480, 600), 58, 0.05)
-	// "The maximum tests/sec went from 23": the saturated rate (calibrated).
-	figure(t, "tracing: tests/s once the CPU saturates", rate(tr, 300, 600), 23, 0.1)
+	// "The maximum tests/sec went from 23": the saturated rate at 200
+	// users (fitted: the trace's CPU), ±5 % over the fit's window.
+	figure(t, "tracing: tests/s at 200 users", rate(tr, 480, 600), 23, 0.05)
 	if c := storyCMean(t, tr, "app", 300, 600, func(s results.TierSample) float64 { return s.CPU }); c < 99 {
 		t.Errorf("tracing: CPU %.0f%% from 5 min on, want saturated", c)
 	}
@@ -301,6 +304,24 @@ func TestStoryTimeoutsAndOrphans(t *testing.T) {
 		t.Errorf("retry-backoff: goodput %.2f/s; want ≥ 3× retry-now's %.2f and ≥ 80%% of no-retry's %.2f", back.GoodputPerS, now.GoodputPerS, none.GoodputPerS)
 	}
 
+	// Rows 43–45 (rules restated): api's call to svc takes WCF's default
+	// SendTimeout of 1 min (the file sets none), api's ASP.NET
+	// executionTimeout is 110 s, and svc, a WCF service, has none.
+	top := storyTopology(t, "timeouts-and-orphans.toml", "no-retry")
+	for _, tr := range top.Tiers {
+		want := map[string]time.Duration{"api": 110 * time.Second, "svc": 0}[tr.Name]
+		if tr.Admission.ExecutionTimeout != want {
+			t.Errorf("%s: executionTimeout %v, want %v", tr.Name, tr.Admission.ExecutionTimeout, want)
+		}
+		for _, st := range tr.Steps {
+			if st.Call != nil && st.Call.Timeout != time.Minute {
+				t.Errorf("%s's call: SendTimeout %v, want WCF's default 1 min", tr.Name, st.Call.Timeout)
+			}
+		}
+	}
+	if a := tierOf(t, exec, "svc").Aborted; a != 0 {
+		t.Errorf("page-timeout-10m: svc aborted %d requests; WCF requests are exempt from executionTimeout", a)
+	}
 	// executionTimeout with a 10 min SendTimeout: api requests are aborted
 	// at 110–125 s, which bounds what api holds, and nothing else changes.
 	ea, na := tierOf(t, exec, "api"), tierOf(t, now, "api")

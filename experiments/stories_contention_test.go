@@ -143,10 +143,11 @@ func rateWindows(r *results.Run, w float64) []float64 {
 
 // TestTraceLockConvoy: the Trace post (002). Its figures: without the
 // three Trace calls 5.7 ms a test (fitted, by hidden-cpu-costs.fit);
-// with them at most 23 tests/s (fitted: the trace's CPU; a maximum read
-// off a graph: ±15 %), then a test rate that degrades while the users
-// increase (predicted: shape) and tests "around 36 seconds" at the end
-// (fitted: the acquisitions; ±10 %). tsim explain names the lock convoy.
+// with them at most 23 tests/s (fitted: the trace's CPU; a maximum:
+// ±20 %), then a test rate that degrades while the users increase and the
+// CPU's spike (predicted: shape only) and tests "around 36 seconds" at the
+// end (fitted: the acquisitions; ±10 %). tsim explain names the lock
+// convoy.
 func TestTraceLockConvoy(t *testing.T) {
 	runs := runStory(t, "trace-lock-convoy.toml", 0)
 	rel, tr := runs["release"], runs["tracing-in-hot-path"]
@@ -170,13 +171,26 @@ func TestTraceLockConvoy(t *testing.T) {
 		late += x / 24
 	}
 	t.Logf("tracing: peak %.1f tests/s at %d s, %.2f/s in the last 2 min, mean test %.1f s there", peak, 5*at, late, meanLatency(tr, 480, 600))
-	if math.Abs(peak-23) > 0.15*23 {
-		t.Errorf("tracing: at most %.1f tests/s (5-s windows), want 23 ±15%%", peak)
+	if math.Abs(peak-23) > 0.20*23 {
+		t.Errorf("tracing: at most %.1f tests/s (5-s windows), want 23 ±20%% (a maximum)", peak)
 	}
 	// Degrading while the users increase: the peak comes before the last
 	// third of the ramp, and the rate at 200 users is under a third of it.
 	if 5*at > 320 || late > peak/3 {
 		t.Errorf("tracing: peak at %d s, %.2f/s at the end against %.1f; want a peak before 320 s and under a third of it at the end", 5*at, late, peak)
+	}
+	// "The spike in the CPU" (shape only; the header: rising to ~80 %,
+	// falling to ~20 % once the convoy forms): the busiest 30 s at least
+	// 70 %, the last 2 min under 30 %.
+	cpu := func(from, to float64) float64 {
+		return storyCMean(t, tr, "app", from, to, func(s results.TierSample) float64 { return s.CPU })
+	}
+	top := 0.0
+	for a := 0.0; a < 600; a += 30 {
+		top = math.Max(top, cpu(a, a+30))
+	}
+	if end := cpu(480, 600); top < 70 || end > 30 {
+		t.Errorf("tracing: CPU at most %.0f%% (30-s windows), %.0f%% in the last 2 min; want a spike past 70%% falling under 30%%", top, end)
 	}
 	if m := meanLatency(tr, 480, 600); math.Abs(m-36) > 0.1*36 {
 		t.Errorf("tracing: %.1f s a test at 200 users, want around 36 s (±10%%)", m)
@@ -219,6 +233,10 @@ func TestSyncThousandsOfThreads(t *testing.T) {
 	}
 	if sync.Latency.Mean < 3*off.Latency.Mean || sync.ThroughputPerS > off.ThroughputPerS/3 {
 		t.Errorf("sync-module: %.1f s a call, %.1f/s; want ≥ 3× the %.1f s and ≤ a third of the %.1f/s without the memory mechanism", sync.Latency.Mean, sync.ThroughputPerS, off.Latency.Mean, off.ThroughputPerS)
+	}
+	// "a real asynchronous design": the same load on a few threads.
+	if a.ThreadsMax > 8 || a.WorkerBusyMax != 0 {
+		t.Errorf("async-module: %.0f threads at most, %.0f worker threads busy; want a few I/O threads and no worker held", a.ThreadsMax, a.WorkerBusyMax)
 	}
 	if m, _, ok := analysis.Dominant(sync); !ok || m.Name != "paging" {
 		t.Errorf("sync-module: the dominant mechanism is %q, want paging", m.Name)

@@ -38,8 +38,11 @@ func runVariant(t *testing.T, file, variant string, params ...format.Param) *res
 
 // The crack-throttling story tuned to the post's own figures
 // (crack-throttling-as-reported.toml; docs/stories.md, seed 000, rows 1–21).
-// Each figure is asserted within the post's own precision; the rows tsim
-// cannot reproduce are skipped subtests saying why.
+// Each figure is asserted as the header's verdict has it: within the
+// post's own precision (a number ±5 %, a count of zero ±0.5, a maximum of
+// one run ±20 %, a range its own ends) where fitted or reproduced, outside
+// it on the side the header gives where contradicted; the rows tsim cannot
+// reproduce are also skipped subtests saying why.
 func TestCrackThrottlingAsReported(t *testing.T) {
 	const file = "crack-throttling-as-reported.toml"
 	bad, two, good, heavy := runVariant(t, file, "misconfigured"), runVariant(t, file, "misconfigured-limit-2"), runVariant(t, file, "fixed"), runVariant(t, file, "fixed-heavier-load")
@@ -56,8 +59,9 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 	// Row 8: "longer latencies from 4 up to 12 seconds": tsim's pages take
 	// seconds after the step, but with ≤ 100 clients through 10 connections
 	// of ~0.36 s calls they cannot wait 4–12 s (docs/stories.md, row 8).
-	if m, mx := meanLatency(bad, 120, 600), maxLatency(bad, 100, 600); m < 1.5 || mx < 3 || mx > 12 {
-		t.Errorf("row 8 (shape): mean %.1f s, max %.1f s after the step; want seconds, below the post's 12 s", m, mx)
+	// The header's contradiction: the mean below the post's 4 s.
+	if m, mx := meanLatency(bad, 120, 600), maxLatency(bad, 100, 600); m < 1.5 || m >= 4 || mx < 3 || mx > 12 {
+		t.Errorf("row 8 (contradicted): mean %.1f s, max %.1f s after the step; want seconds, the mean below the post's 4 s", m, mx)
 	}
 	t.Run("row 8: latencies of 4 up to 12 s", func(t *testing.T) {
 		t.Skip("not reproducible with the post's inputs: 100 clients × 0.36 s / 10 connections ≈ 3.6 s at most; 12 s needs ~1.2 s a call, which the sub-second fine phase rules out (C1)")
@@ -73,15 +77,22 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 	if web.CPUUtil > 0.15 || svc.CPUUtil > 0.15 {
 		t.Errorf("row 10: CPU web %.1f%%, service %.1f%%; the post: low", 100*web.CPUUtil, 100*svc.CPUUtil)
 	}
-	if web.QueuedMean > 1 || svc.QueuedMean > 1 {
-		t.Errorf("row 11: Requests Queued web %.2f, service %.2f; the post read 0 on both", web.QueuedMean, svc.QueuedMean)
+	// A count of zero read from a counter: ±0.5. The back end's holds;
+	// the front end's ~0.6 misses it (the header says so), under 1.
+	if web.QueuedMean <= 0.5 || web.QueuedMean > 1 || svc.QueuedMean > 0.5 {
+		t.Errorf("row 11: Requests Queued web %.2f (the header: ~0.6, missed), service %.2f (within 0.5); the post read 0 on both", web.QueuedMean, svc.QueuedMean)
 	}
-	// Row 12: FE "91 and 69 in average".
-	figure(t, "row 12: FE Requests Executing, mean", web.ExecutingMean, 69, 0.10)
-	figure(t, "row 12: FE Pipeline Instance Count, mean", web.PipelinesMean, 91, 0.10)
-	// Rows 13, 13a: BE "11 and 7 in average": the pipelines within 10 %,
-	// the executing requests held at the 10 connections.
-	figure(t, "row 13a: BE Pipeline Instance Count, mean", svc.PipelinesMean, 11, 0.10)
+	// Row 12: FE "91 and 69 in average": the 69 fitted (the think time),
+	// ±5 %; the 91 predicted and missed, below 91 − 5 %.
+	figure(t, "row 12: FE Requests Executing, mean", web.ExecutingMean, 69, 0.05)
+	if p := web.PipelinesMean; p >= 0.95*91 || p < web.ExecutingMean {
+		t.Errorf("row 12: FE Pipeline Instance Count %.1f; the header says ~86, missed: below 91 − 5 %% and above the %.1f executing", p, web.ExecutingMean)
+	}
+	// Rows 13, 13a: BE "11 and 7 in average": both missed, the pipelines
+	// and the executing requests held at the 10 connections.
+	if p := svc.PipelinesMean; p > 10.1 || p >= 11-0.55 {
+		t.Errorf("row 13a: BE Pipeline Instance Count %.1f; the header says 10 (the connections), missed: below 11 ± 0.55", p)
+	}
 	if svc.ExecutingMax > 10 || svc.ExecutingMean < 9.5 {
 		t.Errorf("row 13: BE Requests Executing mean %.1f / max %.0f; want the 10 connections' 10", svc.ExecutingMean, svc.ExecutingMax)
 	}
@@ -90,8 +101,10 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 	})
 	// The plain default of 2: 2 at the back end, pages at the edge of the
 	// SendTimeout.
-	if c, e := two.Calls[1], tierOf(t, two, "service"); c.Limit != 2 || e.ExecutingMax > 2 || two.Latency.Mean < 10 {
-		t.Errorf("limit 2: limit %d, BE max %.0f, mean latency %.1f s; want 2, 2 and over 10 s", c.Limit, e.ExecutingMax, two.Latency.Mean)
+	// SendTimeout, and none reached in 10 min (the sweep's point at 2,
+	// docs/stories.md C3).
+	if c, e := two.Calls[1], tierOf(t, two, "service"); c.Limit != 2 || e.ExecutingMax > 2 || two.Latency.Mean < 10 || two.Requests.TimedOut != 0 {
+		t.Errorf("limit 2: limit %d, BE max %.0f, mean latency %.1f s, %d timeouts; want 2, 2, over 10 s and none", c.Limit, e.ExecutingMax, two.Latency.Mean, two.Requests.TimedOut)
 	}
 
 	// The fix with the same load: no timeouts, sub-second, higher CPU.
@@ -105,7 +118,11 @@ func TestCrackThrottlingAsReported(t *testing.T) {
 	t.Logf("rerun: web exec max %.0f, svc exec mean %.1f, svc Calls Duration max %.2f s, web Request Execution Time max %.2f s, CPU %.1f%% %.1f%%, %.1f/s, %d timeouts",
 		hw.ExecutingMax, hs.ExecutingMean, hs.CallDurationMax, hw.ExecTimeMax, 100*hw.CPUUtil, 100*hs.CPUUtil, heavy.GoodputPerS, heavy.Requests.TimedOut)
 	figure(t, "row 15: rerun FE Requests Executing, max", hw.ExecutingMax, 457, 0.05)
-	figure(t, "row 16: rerun BE Requests Executing, mean", hs.ExecutingMean, 42, 0.15)
+	// Row 16: the rerun's 42, predicted and missed: above 42 + 5 % (the
+	// header: 47).
+	if m := hs.ExecutingMean; m <= 1.05*42 || m > 52 {
+		t.Errorf("row 16: rerun BE Requests Executing %.1f; the header says 47, missed: above 42 + 5 %%", m)
+	}
 	figure(t, "row 17: rerun BE Calls Duration, max (s)", hs.CallDurationMax, 5.05, 0.20)
 	figure(t, "row 18: rerun FE Request Execution Time, max (s)", hw.ExecTimeMax, 11, 0.20)
 	// Row 19: "much higher CPU usage on both frontend and backend".

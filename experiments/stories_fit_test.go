@@ -28,7 +28,7 @@ func TestCrackIncident(t *testing.T) {
 		"rerun: max Requests Executing":            fit.Reproduced,
 		"rerun: max Calls Duration (s)":            fit.Reproduced,
 		"pages after the first phase (s)":          fit.Reproduced,
-		"first 90 s: slowest page (s)":             fit.Reproduced,
+		"first 90 s: slowest page (s)":             fit.Reproduced, // within its range; fitted by the header's choice of 6 users
 		"FE Requests Queued":                       fit.Reproduced,
 		"BE Requests Queued":                       fit.Reproduced,
 		"FE Pipeline Instance Count":               fit.Missed,
@@ -51,6 +51,9 @@ func TestCrackIncident(t *testing.T) {
 	if m := got["rerun: BE Requests Executing"].Model; m < 44 {
 		t.Errorf("rerun: BE Requests Executing %.1f; the header says ~52, above the post's 42", m)
 	}
+	if m := got["BE Pipeline Instance Count"].Model; m > 7.5 {
+		t.Errorf("BE Pipeline Instance Count %.1f; the header says 7, held to the 7 connections, below the post's 11", m)
+	}
 
 	bad, rerun, fixed := runVariant(t, "crack-incident.toml", "misconfigured"), runVariant(t, "crack-incident.toml", "rerun"), runVariant(t, "crack-incident.toml", "fixed")
 	bw, bs := tierOf(t, bad, "web"), tierOf(t, bad, "service")
@@ -63,6 +66,11 @@ func TestCrackIncident(t *testing.T) {
 	}
 	figure(t, "misconfigured: FE Requests Executing", bw.ExecutingMean, 69, 0.05)
 	figure(t, "misconfigured: BE Requests Executing", bs.ExecutingMean, 7, 0.07)
+	// CPU "low" on both (shape only: the post gives no number; the header
+	// says ~4 % and ~6 %).
+	if bw.CPUUtil > 0.15 || bs.CPUUtil > 0.15 {
+		t.Errorf("misconfigured: CPU FE %.1f%%, BE %.1f%%; the post: low on both", 100*bw.CPUUtil, 100*bs.CPUUtil)
+	}
 	// The conflict (the header, and TestCrackIncidentConflict): no page of
 	// the hour comes near the 20 s SendTimeout.
 	if mx := maxLatency(bad, 0, 3600); bad.Requests.TimedOut != 0 || mx > 12 {
@@ -92,7 +100,8 @@ func TestCrackIncident(t *testing.T) {
 
 // The Trace story (hidden-cpu-costs.toml; Rory Primrose's post on
 // System.Diagnostics.Trace against TraceSource): its fit's figures, the
-// slowest test predicted, the 36 s contradicted.
+// slowest test within its ±20 % (a target the fit does not use, set by the
+// header's assumed cv: fitted), the 36 s contradicted.
 func TestHiddenCPUCostsFit(t *testing.T) {
 	t.Parallel() // a fit\'s story: hours of simulated time, beside the others on a second core
 	verdicts(t, scoreSpec(t, "hidden-cpu-costs.fit"), map[string]string{

@@ -84,13 +84,14 @@ func TestStoryWsHttpLoadTest(t *testing.T) {
 	if q := raised.Requests; q.TimedOut+q.Failed+q.Rejected != 0 {
 		t.Errorf("raised throttles: %+v, want no timeouts or failures", q)
 	}
-	figure(t, "raised throttles: test time at 50 users (s)", meanLatency(raised, 150, 900), 8, 0.15)
+	figure(t, "raised throttles: test time at 50 users (s)", meanLatency(raised, 300, 900), 8, 0.10) // "around": ±10 %, the fit's window
 	if u := svc(raised, 100, 900, cpu); u < 95 {
 		t.Errorf("raised throttles: CPU %.0f%% after 90 s, want saturated", u)
 	}
-	// "just a few thousand" tests with wsHttp.
-	if n := raised.Requests.Completed; n < 2000 || n > 9999 {
-		t.Errorf("raised throttles: %d tests, want a few thousand", n)
+	// "just a few thousand" tests with wsHttp (predicted, reproduced: the
+	// range 2,000–6,000 of wshttp-load-test.fit).
+	if n := raised.Requests.Completed; n < 2000 || n > 6000 {
+		t.Errorf("raised throttles: %d tests, want a few thousand (2,000–6,000)", n)
 	}
 
 	t.Logf("default: first timeout %.0f s, %.3f calls/s and CPU %.1f%% while halted, %d of %d timeouts in the negotiation, %.2f sessions; raised: %.2f s at 50 users, %d tests; basicHttp: %.1f ms, %d tests, CPU %.0f%%",
@@ -100,7 +101,7 @@ func TestStoryWsHttpLoadTest(t *testing.T) {
 	// basicHttp: "a consistent 28 milliseconds"; "use the default values
 	// without a problem"; "processing over 28,000 requests"; "no longer
 	// peaking out, but is still working hard".
-	figure(t, "basicHttp: mean test time (s)", basic.Latency.Mean, 0.028, 0.1)
+	figure(t, "basicHttp: mean test time (s)", basic.Latency.Mean, 0.028, 0.05)
 	if m1, m2 := meanLatency(basic, 100, 450), meanLatency(basic, 450, 900); m1 > 0.035 || m2 > 0.035 {
 		t.Errorf("basicHttp: %.1f ms then %.1f ms a test; want a consistent ~28 ms", 1000*m1, 1000*m2)
 	}

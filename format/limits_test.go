@@ -37,7 +37,7 @@ func TestLimitsWithoutInput(t *testing.T) {
 		{"depth", "x = " + strings.Repeat("{a=", 40) + strings.Repeat("}", 40) + "\n", "x.toml:1: nesting deeper than 32 levels (tables, arrays and dotted keys); an experiment needs at most a few"},
 		{"dotted", oneTier + strings.Repeat("a.", 40) + "a = 1\n", "x.toml:7: nesting deeper than 32 levels (tables, arrays and dotted keys); an experiment needs at most a few"},
 		{"keys", strings.Repeat("[[variant]]\n", MaxKeys+1), "x.toml:50001: more than 50000 keys and tables; an experiment needs far fewer"},
-		{"nul", oneTier + "# \x00\n", "x.toml:7: the file contains a NUL byte; experiment files are text"},
+		{"nul", oneTier + "# \x00\n", "x.toml:7: the file contains a NUL byte; a TOML file is text"},
 		{"3000 tiers", "[load]\nusers = 1\n" + strings.Repeat("[[tier]]\nname = \"t\"\n", 3000), "x.toml:3: tier: 3000 tiers; at most 1000"},
 		{"all tiers broken", "[load]\nusers = 1\n[[tier]]\ncores = 2\n", "x.toml:3: tier[1]: needs a name (name = \"web\")"},
 		{"tier name", "[load]\nusers = 1\n[[tier]]\nname = \"" + strings.Repeat("t", 10000) + "\"\n", "x.toml:4: tier[1].name: is 10000 characters long; names may be at most 64"},

@@ -65,7 +65,7 @@ func scanTOML(data string, maxDepth, maxKeys int, keyLines *[]int32) (se scanErr
 		c := data[i]
 		switch c {
 		case 0:
-			return fail("the file contains a NUL byte; experiment files are text")
+			return fail("the file contains a NUL byte; a TOML file is text")
 		case '\n':
 			line++
 			if len(stack) == 0 {
@@ -78,14 +78,14 @@ func scanTOML(data string, maxDepth, maxKeys int, keyLines *[]int32) (se scanErr
 			for i+1 < n && data[i+1] != '\n' {
 				i++
 				if data[i] == 0 {
-					return fail("the file contains a NUL byte; experiment files are text")
+					return fail("the file contains a NUL byte; a TOML file is text")
 				}
 			}
 			continue
 		case '"', '\'':
 			end, nl, nul := skipString(data, i)
 			if nul {
-				return fail("the file contains a NUL byte; experiment files are text")
+				return fail("the file contains a NUL byte; a TOML file is text")
 			}
 			line += nl
 			i = end - 1
@@ -113,7 +113,7 @@ func scanTOML(data string, maxDepth, maxKeys int, keyLines *[]int32) (se scanErr
 				case '"', '\'':
 					end, nl, nul := skipString(data, i)
 					if nul {
-						return fail("the file contains a NUL byte; experiment files are text")
+						return fail("the file contains a NUL byte; a TOML file is text")
 					}
 					line += nl
 					i = end - 1
@@ -123,7 +123,7 @@ func scanTOML(data string, maxDepth, maxKeys int, keyLines *[]int32) (se scanErr
 					}
 					goto headerDone
 				case 0:
-					return fail("the file contains a NUL byte; experiment files are text")
+					return fail("the file contains a NUL byte; a TOML file is text")
 				}
 			}
 			i-- // let the newline be counted

@@ -159,7 +159,7 @@ var hostileGenerated = []struct {
 			b[i] = byte(x >> 24)
 		}
 		return string(b)
-	}, 0, "$DIR/binary-garbage.toml:1: the file contains a NUL byte; experiment files are text"},
+	}, 0, "$DIR/binary-garbage.toml:1: the file contains a NUL byte; a TOML file is text"},
 }
 
 var allowedList = regexp.MustCompile(`\(allowed here: [^)]*\)`)
