@@ -75,7 +75,7 @@ func TestMeasureNoise(t *testing.T) {
 	cases := []struct {
 		name string
 		top  *model.Topology
-		cpu  CPUDiscipline
+		cpu  CPUEmulation
 	}{
 		{"mmc-sharing", caseMMc(), CPUSharing},
 		{"mmc", caseMMc(), CPUCores},

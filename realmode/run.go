@@ -39,23 +39,28 @@ type Options struct {
 	// MaxReal bounds the real length of the run (Duration × TimeScale); a
 	// longer run is refused. Zero: 10 minutes. Negative: no bound.
 	MaxReal time.Duration
-	// CPU is how a tier's cores serve CPU demands: CPUCores (the default,
-	// a core permit per demand, first come first served) or CPUSharing
-	// (processor sharing like the model). See the package documentation.
-	CPU CPUDiscipline
+	// CPU is how the cores of a processor-sharing tier are emulated:
+	// CPUCores (the default, a core permit per demand, first come first
+	// served) or CPUSharing (processor sharing like the model). See the
+	// package documentation.
+	CPU CPUEmulation
 	// NoTimerCompensation turns off the subtraction of the measured timer
 	// overshoot from every sleep (see clock); for measuring its effect.
 	NoTimerCompensation bool
 }
 
-// CPUDiscipline is how the real executor serves CPU demands.
-type CPUDiscipline uint8
+// CPUEmulation is how the real executor serves the CPU demands of a tier
+// whose model discipline is processor sharing (a tier modelled first come,
+// first served, model.CPUFCFS, always holds a core permit per demand). It
+// is real mode's means of running the model on the wall clock, not a
+// property of the system modelled: that is model.CPUDiscipline.
+type CPUEmulation uint8
 
 const (
 	// CPUCores: a demand waits (FIFO) for one of the tier's Cores
 	// permits, then holds it for the whole demand: first come, first
 	// served per core. A tier never uses more cores than modelled.
-	CPUCores CPUDiscipline = iota
+	CPUCores CPUEmulation = iota
 	// CPUSharing: processor sharing on the wall clock, the model's own
 	// discipline: with n demands on c cores each progresses at rate
 	// min(1, c/n), by the virtual-time rule of sim.PS.
@@ -64,7 +69,7 @@ const (
 
 var cpuNames = [...]string{"cores", "sharing"}
 
-func (c CPUDiscipline) String() string { return cpuNames[c] }
+func (c CPUEmulation) String() string { return cpuNames[c] }
 
 // Defaults of Options.
 const (

@@ -34,7 +34,7 @@ func (Sim) Parallel() bool { return true }
 // second (0: realmode chooses).
 type Real struct {
 	timeScale float64
-	cpu       realmode.CPUDiscipline
+	cpu       realmode.CPUEmulation
 }
 
 func (x Real) Run(ctx context.Context, top *model.Topology, seed uint64, opt model.Options) (*results.Run, error) {
@@ -45,15 +45,16 @@ func (x Real) Run(ctx context.Context, top *model.Topology, seed uint64, opt mod
 	return realmode.Run(ctx, top, realmode.Options{Seed: seed, TimeScale: x.timeScale, CPU: x.cpu})
 }
 
-// CPUDisciplines are the values of --cpu. The default is processor
+// CPUEmulations are the values of --cpu. The default is processor
 // sharing, the simulator's own discipline, so that validate compares the
 // model with itself run for real; "cores" holds a core permit per demand,
 // first come first served, whose means agree for exponential demands but
 // whose percentiles differ by discipline (realmode's package doc).
-var CPUDisciplines = map[string]realmode.CPUDiscipline{"sharing": realmode.CPUSharing, "cores": realmode.CPUCores}
+var CPUEmulations = map[string]realmode.CPUEmulation{"sharing": realmode.CPUSharing, "cores": realmode.CPUCores}
 
-func ParseCPU(s string) (realmode.CPUDiscipline, error) {
-	d, ok := CPUDisciplines[s]
+// ParseCPU reads a value of --cpu.
+func ParseCPU(s string) (realmode.CPUEmulation, error) {
+	d, ok := CPUEmulations[s]
 	if !ok {
 		return 0, fmt.Errorf("--cpu must be sharing or cores, got %q", s)
 	}
@@ -67,7 +68,7 @@ var Modes = []string{"sim", "real"}
 
 // ExecutorFor returns the Executor of a mode. The mode has been checked
 // against modes.
-func ExecutorFor(mode string, timeScale float64, cpu realmode.CPUDiscipline) (Executor, error) {
+func ExecutorFor(mode string, timeScale float64, cpu realmode.CPUEmulation) (Executor, error) {
 	switch mode {
 	case "sim":
 		return Sim{}, nil
