@@ -33,12 +33,16 @@ type loadRT struct {
 // user is one closed-loop user. Its flags are guarded by loadRT.mu.
 type user struct {
 	model.User
-	l      *loadRT
-	id     int
-	epoch  int // bumped when a think is cancelled
-	cancel context.CancelFunc
-	wake   chan struct{}
-	proxy  *proxyInst
+	l     *loadRT
+	id    int
+	epoch int // bumped when a think is cancelled
+	// from is the real instant (since the start) its next think starts:
+	// the schedule's instant for a user it starts or brings back, the
+	// end of its request otherwise; due is when the current think ends.
+	from, due time.Duration
+	cancel    context.CancelFunc
+	wake      chan struct{}
+	proxy     *proxyInst
 }
 
 func newLoadRT(rt *runner) *loadRT {
@@ -73,7 +77,7 @@ func (l *loadRT) start(ctx context.Context) {
 func (l *loadRT) schedule(ctx context.Context) {
 	now := time.Duration(0)
 	for {
-		l.setUsers(ctx, int(math.Round(l.spec.Users.At(now))))
+		l.setUsers(ctx, int(math.Round(l.spec.Users.At(now))), l.rt.clk.toReal(now))
 		next, ok := model.NextChange(l.spec.Users, now)
 		if !ok || next > l.rt.top.Duration {
 			return
@@ -86,25 +90,37 @@ func (l *loadRT) schedule(ctx context.Context) {
 }
 
 // setUsers retires the newest users first and brings back retired ones
-// before starting new ones (model.SetUsers).
-func (l *loadRT) setUsers(ctx context.Context, want int) {
+// before starting new ones (model.SetUsers), as the schedule asks at the
+// real instant at. A user whose think ended by then has sent its request
+// (in the model, its think's end comes first), though the process may
+// run this before it when both came due during one stall: its think is
+// not stopped, and it sends, then leaves. (Go runs the goroutine whose
+// timer fired last first: four users retired 1 ms after their think
+// ended sent 1–3 requests of 4 in 18 runs of 20 on a quiet machine; a
+// busy one's stall of more than 50 ms of real time did so to a step
+// table's burst.)
+func (l *loadRT) setUsers(ctx context.Context, want int, at time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	start := model.SetUsers(len(l.users), func(i int) *model.User { return &l.users[i].User }, want,
 		func(i int) {
 			u := l.users[i]
+			if u.due <= at {
+				return
+			}
 			u.Thinking = false
 			u.epoch++
 			u.cancel()
 		},
 		func(i int) {
+			l.users[i].from = at
 			select {
 			case l.users[i].wake <- struct{}{}:
 			default:
 			}
 		})
 	for range start {
-		u := &user{l: l, id: len(l.users), wake: make(chan struct{}, 1)}
+		u := &user{l: l, id: len(l.users), from: at, wake: make(chan struct{}, 1)}
 		l.users = append(l.users, u)
 		l.rt.loadWG.Add(1)
 		go u.loop(ctx)
@@ -128,17 +144,19 @@ func (u *user) loop(ctx context.Context) {
 		tctx, cancel := context.WithCancel(ctx)
 		u.cancel, u.Thinking = cancel, true
 		epoch := u.epoch
-		d := l.think.sample()
+		due := u.from + l.rt.clk.toReal(l.think.sample())
+		u.due = due
 		l.mu.Unlock()
 
-		err := l.rt.clk.sleep(tctx, d)
+		err := l.rt.clk.sleepUntil(tctx, due)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		l.mu.Lock()
-		if err != nil || u.epoch != epoch || u.Retired {
-			// The think was cancelled (retired); start over.
+		if err != nil || u.epoch != epoch {
+			// The think was cancelled (retired); start over. (A user
+			// retired after its think ended was not: it sends.)
 			u.Thinking = false
 			l.mu.Unlock()
 			continue
@@ -151,6 +169,7 @@ func (u *user) loop(ctx context.Context) {
 
 		l.mu.Lock()
 		u.Busy = false
+		u.from = l.rt.clk.now()
 		l.mu.Unlock()
 	}
 }
