@@ -308,10 +308,13 @@ func pairedRuns(t *testing.T, a, b *model.Topology, opt Options) (ra, rb *result
 	return ra, rb, n
 }
 
-// settle waits for the goroutine count to come back to base.
+// settle waits for the goroutine count to come back to base, for up to
+// 10 s: a leaked goroutine stays, and a busy machine may stall the
+// process for most of a second (measured with two busy loops competing:
+// up to 0.9 s) before the last goroutines of a run get to end.
 func settle(t *testing.T, base int) {
 	t.Helper()
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 1000; i++ {
 		if runtime.NumGoroutine() <= base {
 			return
 		}
@@ -364,12 +367,21 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(900*time.Millisecond, cancel) // at about 30 s simulated, timeouts under way
 	start := time.Now()
+	stop := stallprobe.Start()
 	res, err := Run(ctx, top, Options{Seed: 1, TimeScale: 0.03})
+	el, n := time.Since(start), stop()
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("err = %v, want an interruption", err)
 	}
-	if el := time.Since(start); el > 1500*time.Millisecond {
-		t.Errorf("took %v to stop", el)
+	// It stops within 600 ms of the interruption, later by as much as
+	// the process stalled meanwhile, which delays the interruption's
+	// timer and the run's goroutines alike. (Measured with two busy
+	// loops competing: it stopped 0.93–1.24 s after the start in 15 runs,
+	// the probe finding 50–87% of the run stalled; other runs there saw
+	// single stalls of up to 0.9 s.)
+	t.Logf("stopped %v after the start (noise: %v)", el.Round(time.Millisecond), n)
+	if limit := 1500*time.Millisecond + n.Stalled; el > limit {
+		t.Errorf("took %v to stop, more than %v (1.5 s and the stalls measured; noise: %v)", el, limit, n)
 	}
 	if res == nil {
 		t.Fatal("no results from an interrupted run")
