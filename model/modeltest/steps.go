@@ -117,7 +117,7 @@ func errorf(out *[]string, format string, args ...any) {
 // realmode's TestStepTables). n users each send one request at T0 and
 // then leave (Burst), unless a table says otherwise; latencies are in
 // simulated seconds.
-var StepTables = slices.Concat(basicTables, wcfTables, factoryTables, contentionTables)
+var StepTables = slices.Concat(basicTables, wcfTables, factoryTables, contentionTables, farmTables)
 
 var basicTables = []StepTable{
 	{
