@@ -1,7 +1,8 @@
 // Package modeltest builds the small topologies that tests of both
 // executors use, and holds the step tables they are checked against
-// (steps.go): the simulator must give each table exactly, the real
-// executor within its resolution, from one definition.
+// (steps.go, steps_wcf.go, contention.go, farm.go): the simulator must
+// give each table exactly, the real executor within its resolution, from
+// one definition.
 //
 // Package modeltest imports model, sim and results; only tests import it.
 package modeltest
