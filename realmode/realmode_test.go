@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"runtime"
 	"runtime/pprof"
@@ -257,16 +259,23 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 	// The operation twice as long: an undisturbed run must catch it. When
 	// every run was disturbed, the model's topology and the broken one
 	// run for real side by side, through the same noise (pairedRuns), at
-	// sideBySide times the time scale: the broken one's mean latency must
-	// be more than 1.5 times the other's, where the simulator has it 15
-	// times (3.27 s against 0.21 s) and noise slows both. (The slower
-	// scale asks a quarter of the CPU a real second: measured with two
-	// busy loops competing, at the cross-check's scale, 0.1, the probe
-	// found 59–97% of the pair's run stalled and the ratio came out 1.40
-	// and 1.43 in two pairs of six (a timer late 2–33 ms on average
-	// brings the model's throttle, ρ = 0.75, to saturation as well); at
-	// 0.4, 24–39% stalled, it came out 14.6–14.9 in three pairs, the
-	// model's topology beside itself 0.99–1.04.)
+	// sideBySide times the time scale, and the broken one must come out
+	// slower: its mean latency more than 1.5 times the other's, where the
+	// simulator has it 15 times (3.27 s against 0.21 s) and noise slows
+	// both; or its time in the operation (the breakdown's external wait)
+	// longer by more than half the break, 0.05 s, and by more than three
+	// times what the noise measured may move that difference (opNoise).
+	// (The slower scale asks a quarter of the CPU a real second: measured
+	// with two busy loops competing, at the cross-check's scale, 0.1, the
+	// probe found 59–97% of the pair's run stalled and the latency ratio
+	// came out 1.40 and 1.43 in two pairs of six (a timer late 2–33 ms on
+	// average brings the model's throttle, ρ = 0.75, to saturation as
+	// well); at 0.4, 24–39% stalled, 14.6–14.9 in three pairs; with four
+	// loops, 64–78% stalled, 5.1–10; in a suite run at a load average of
+	// 10, 75% stalled in bursts, 1.89. The operation's time came out
+	// 0.107–0.111 s longer in those six pairs at 0.4, opNoise 0.003–0.010
+	// s; the model's topology beside itself: latency 1.00–1.12 times,
+	// the operation −0.0001–0.004 s longer.)
 	c = crossRuns(t, "model 100 ms operation, real 200 ms", short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{}, true, (*crossRun).judged)
 	opLimit(t, c, 2)
 	if c.judged() {
@@ -275,13 +284,35 @@ func TestCrossCheckCatchesBreaks(t *testing.T) {
 	}
 	t.Logf("%s: every run disturbed (the last: %s); running the model's topology beside the broken one", c.name, c.disturbed())
 	const sideBySide = 4
-	right, broken, n := pairedRuns(t, short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{Seed: 1, TimeScale: sideBySide * c.info.Scale})
-	if broken.Latency.Mean > 1.5*right.Latency.Mean {
+	scale := sideBySide * c.info.Scale
+	right, broken, n := pairedRuns(t, short(2, 100*time.Millisecond), short(2, 200*time.Millisecond), Options{Seed: 1, TimeScale: scale})
+	if ok, what := slowerSideBySide(right, broken, n, scale); ok {
 		judgedOnTime()
-		t.Logf("%s: caught side by side at scale %.3g: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, sideBySide*c.info.Scale, broken.Latency.Mean, right.Latency.Mean, n)
+		t.Logf("%s: caught %s", c.name, what)
 	} else {
-		t.Errorf("%s: a negative control not caught side by side at scale %.3g: mean latency %.3gs against the model's topology's %.3gs (noise: %v)", c.name, sideBySide*c.info.Scale, broken.Latency.Mean, right.Latency.Mean, n)
+		t.Errorf("%s: a negative control not caught %s", c.name, what)
 	}
+}
+
+// slowerSideBySide reports whether broken, run beside right through the
+// noise n at the given scale, came out slower than the operation twice as
+// long makes it (see TestCrossCheckCatchesBreaks), and what was measured.
+func slowerSideBySide(right, broken *results.Run, n noise, scale float64) (bool, string) {
+	longer := broken.Breakdown.ExternalWait - right.Breakdown.ExternalWait
+	se := opNoise(n, min(right.Requests.Completed, broken.Requests.Completed), scale)
+	ok := broken.Latency.Mean > 1.5*right.Latency.Mean || (longer > 0.05 && longer > 3*se)
+	return ok, fmt.Sprintf("side by side at scale %.3g: mean latency %.3gs against the model's topology's %.3gs; the operation %.3gs longer (noise may move it %.2gs; noise: %v)",
+		scale, broken.Latency.Mean, right.Latency.Mean, longer, se, n)
+}
+
+// opNoise bounds, in simulated seconds at the given scale, the standard
+// error of the difference of two runs' mean time in a timed step, each
+// over n requests, from the noise measured beside them: a timer's
+// lateness lies between 0 and n.MaxLate with mean n.Late, so its variance
+// is at most Late × MaxLate.
+func opNoise(n noise, requests int64, scale float64) float64 {
+	v := 2 * n.Late.Seconds() * n.MaxLate.Seconds() / float64(max(requests, 1))
+	return math.Sqrt(v) / scale
 }
 
 // pairedRuns runs a and b for real at once, beside the noise probe, so
