@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tsim-dev/tsim/results"
 )
 
 // WriteText writes the report tsim fit prints: the fitted inputs with
@@ -26,7 +27,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, in := range r.Inputs {
 		iv := "not pinned by the targets"
 		if in.Pinned {
-			iv = num(in.Lo) + " – " + num(in.Hi)
+			iv = results.Sig4(in.Lo, "none") + " – " + results.Sig4(in.Hi, "none")
 		}
 		by := "—"
 		if in.SetBy != "" {
@@ -36,7 +37,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		if in.AtBound {
 			val += " (at the range's end)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s – %s\t%s\t\n", in.Free.label(), val, iv, num(in.Free.Min), num(in.Free.Max), by)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s – %s\t%s\t\n", in.Free.label(), val, iv, results.Sig4(in.Free.Min, "none"), results.Sig4(in.Free.Max, "none"), by)
 	}
 	tw.Flush()
 
@@ -66,15 +67,15 @@ func (r *Result) WriteText(w io.Writer) error {
 			for _, kv := range t.Target.Set {
 				v += ", " + kv.Key + " = " + kv.Value
 			}
-			fig := num(t.Target.Value) + " ± " + num(t.Target.Tolerance)
-			model := num(t.Model)
+			fig := results.Sig4(t.Target.Value, "none") + " ± " + results.Sig4(t.Target.Tolerance, "none")
+			model := results.Sig4(t.Model, "none")
 			if t.SimHalf > 0 {
-				model += " ± " + num(t.SimHalf)
+				model += " ± " + results.Sig4(t.SimHalf, "none")
 			}
 			if fitted {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%+.2f\t\n", t.Target.Name, v, fig, model, t.Residual)
 			} else {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.Target.Name, v, fig, num(t.Model), interval(t.Lo, t.Hi), t.Verdict)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.Target.Name, v, fig, results.Sig4(t.Model, "none"), interval(t.Lo, t.Hi), t.Verdict)
 			}
 		}
 		tw.Flush()
@@ -148,7 +149,7 @@ func (r *Result) header() []string {
 	for _, in := range r.Inputs {
 		iv := "not pinned by the targets"
 		if in.Pinned {
-			iv = "95% interval " + num(in.Lo) + " – " + num(in.Hi)
+			iv = "95% interval " + results.Sig4(in.Lo, "none") + " – " + results.Sig4(in.Hi, "none")
 		}
 		h = append(h, fmt.Sprintf("  %s = %s (%s)", in.Free.label(), in.Text, iv))
 	}
@@ -163,24 +164,11 @@ func (f *Free) label() string {
 	return f.Key
 }
 
-// num writes a figure with up to 4 significant digits.
-func num(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "none"
-	case math.IsInf(x, 1):
-		return "∞"
-	case math.IsInf(x, -1):
-		return "−∞"
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
-}
-
 func interval(lo, hi float64) string {
 	if !finite(lo) || !finite(hi) {
 		return "unbounded (an input it depends on is not pinned)"
 	}
-	return num(lo) + " – " + num(hi)
+	return results.Sig4(lo, "none") + " – " + results.Sig4(hi, "none")
 }
 
 // shortKey is a key path's last two parts, for a column heading.

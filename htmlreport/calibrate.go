@@ -104,9 +104,9 @@ func calibratedTable(ks []CalibratedCounter) *Table {
 		if k.Machine != "" && k.Machine != k.Tier {
 			tier += " (" + k.Machine + ")"
 		}
-		sim := fmtGeneral(k.Simulated)
+		sim := results.Sig4(k.Simulated, "–")
 		if !math.IsNaN(k.SimHalf) {
-			sim += " ± " + fmtGeneral(k.SimHalf)
+			sim += " ± " + results.Sig4(k.SimHalf, "–")
 		}
 		e := "–"
 		if !math.IsNaN(k.RelativeError) && !math.IsInf(k.RelativeError, 0) {
@@ -119,7 +119,7 @@ func calibratedTable(ks []CalibratedCounter) *Table {
 		if k.Unit != "" {
 			unit = " " + k.Unit
 		}
-		t.Rows = append(t.Rows, []string{tier, k.Counter, fmtGeneral(k.Measured) + unit, sim + unit, e})
+		t.Rows = append(t.Rows, []string{tier, k.Counter, results.Sig4(k.Measured, "–") + unit, sim + unit, e})
 	}
 	return t
 }
@@ -150,11 +150,11 @@ func calibratedChart(i int, k CalibratedCounter, warm float64) *Chart {
 		Height: 200, Sync: "calibration", X: Axis{Label: "time since the capture's first row (s)", Unit: "s"},
 		Y: Axis{Label: k.Unit, Min: ptr(0)}}
 	if f, ok := frame(k.MeasuredT, k.MeasuredV); ok {
-		c.Series = append(c.Series, Series{Label: "measured, mean " + fmtGeneral(k.Measured), Color: palette[0], Width: 1.8})
+		c.Series = append(c.Series, Series{Label: "measured, mean " + results.Sig4(k.Measured, "–"), Color: palette[0], Width: 1.8})
 		c.Frames = append(c.Frames, f)
 	}
 	if f, ok := frame(k.SimT, k.SimV); ok {
-		c.Series = append(c.Series, Series{Label: "simulated, mean " + fmtGeneral(k.Simulated), Color: palette[5], Width: 1.5, Dash: []int{6, 4}})
+		c.Series = append(c.Series, Series{Label: "simulated, mean " + results.Sig4(k.Simulated, "–"), Color: palette[5], Width: 1.5, Dash: []int{6, 4}})
 		c.Frames = append(c.Frames, f)
 	}
 	if len(c.Series) == 0 {

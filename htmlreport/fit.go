@@ -87,26 +87,12 @@ func FitPage(f *Fit) *Page {
 	return p
 }
 
-// fitNum writes a figure with up to 4 significant digits, as tsim fit
-// prints it.
-func fitNum(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "none"
-	case math.IsInf(x, 1):
-		return "∞"
-	case math.IsInf(x, -1):
-		return "−∞"
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
-}
-
 func fitInputs(ins []FitInput) *Table {
 	t := &Table{Left: 1, Header: []string{"key", "value", "95% interval", "range", "set mostly by"}}
 	for _, in := range ins {
 		iv := "not pinned by the targets"
 		if in.Pinned {
-			iv = fitNum(in.Lo) + " – " + fitNum(in.Hi)
+			iv = results.Sig4(in.Lo, "none") + " – " + results.Sig4(in.Hi, "none")
 		}
 		by := "—"
 		if in.SetBy != "" {
@@ -117,7 +103,7 @@ func fitInputs(ins []FitInput) *Table {
 			val += " (at the range's end)"
 			cls = "warn"
 		}
-		t.Rows = append(t.Rows, []string{in.Key, val, iv, fitNum(in.Min) + " – " + fitNum(in.Max), by})
+		t.Rows = append(t.Rows, []string{in.Key, val, iv, results.Sig4(in.Min, "none") + " – " + results.Sig4(in.Max, "none"), by})
 		t.Classes = append(t.Classes, []string{"", cls, "", "", ""})
 	}
 	return t
@@ -139,13 +125,13 @@ func fitTargets(ts []FitTarget) *Table {
 		case "missed":
 			cls = "worse"
 		}
-		model := fitNum(x.Model)
+		model := results.Sig4(x.Model, "none")
 		if x.SimHalf > 0 {
-			model += " ± " + fitNum(x.SimHalf)
+			model += " ± " + results.Sig4(x.SimHalf, "none")
 		}
 		iv := "unbounded"
 		if finite(x.Lo) && finite(x.Hi) {
-			iv = fitNum(x.Lo) + " – " + fitNum(x.Hi)
+			iv = results.Sig4(x.Lo, "none") + " – " + results.Sig4(x.Hi, "none")
 		}
 		res := "–"
 		if finite(x.Residual) {
@@ -154,7 +140,7 @@ func fitTargets(ts []FitTarget) *Table {
 				res = "+" + res
 			}
 		}
-		t.Rows = append(t.Rows, []string{x.Name, x.Variant, use, fitNum(x.Value) + " ± " + fitNum(x.Tolerance), model, iv, res, verdict})
+		t.Rows = append(t.Rows, []string{x.Name, x.Variant, use, results.Sig4(x.Value, "none") + " ± " + results.Sig4(x.Tolerance, "none"), model, iv, res, verdict})
 		t.Classes = append(t.Classes, []string{"", "", "", "", "", "", "", cls})
 	}
 	return t

@@ -176,21 +176,8 @@ func checksTable(cs []Check) *Table {
 		if !c.OK {
 			verdict, cl = "DIFFERS", "worse"
 		}
-		t.Rows = append(t.Rows, []string{c.Metric, c.Rule, fmtGeneral(c.Sim), fmtGeneral(c.Real), diff, limit, verdict})
+		t.Rows = append(t.Rows, []string{c.Metric, c.Rule, results.Sig4(c.Sim, "–"), results.Sig4(c.Real, "–"), diff, limit, verdict})
 		t.Classes = append(t.Classes, []string{"", "", "", "", cl, "", cl})
 	}
 	return t
-}
-
-// fmtGeneral writes a figure with four significant digits.
-func fmtGeneral(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "–"
-	case math.IsInf(x, 1):
-		return "∞"
-	case math.IsInf(x, -1):
-		return "−∞"
-	}
-	return strconv.FormatFloat(x, 'g', 4, 64)
 }

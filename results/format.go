@@ -86,3 +86,19 @@ func FmtPM(h *float64, f func(float64) string) string {
 	}
 	return " ±" + f(*h)
 }
+
+// Sig4 writes x with up to four significant digits (strconv's 'g', so an
+// exponent for the very large or small), ∞ and −∞ as such, and NaN as
+// nan: how tsim fit and the pages write a fitted input or a figure of
+// any magnitude.
+func Sig4(x float64, nan string) string {
+	switch {
+	case math.IsNaN(x):
+		return nan
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsInf(x, -1):
+		return "−∞"
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
