@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/tsim-dev/tsim/format"
@@ -34,14 +33,7 @@ func TestHowManyFrontEnds(t *testing.T) {
 	if fix.Latency.P99 > 1 || fix.TimeoutRate > 0 {
 		t.Errorf("maxconnection-fixed: p99 %.2f s, timeouts %.1f%%", fix.Latency.P99, 100*fix.TimeoutRate)
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	for _, tc := range []struct {
 		replicas int
 		meets    bool

@@ -24,14 +24,7 @@ func scoreSpec(t *testing.T, specFile string) map[string]fit.TargetResult {
 		t.Fatal(err)
 	}
 	file := filepath.Join(filepath.Dir(specFile), s.Experiment)
-	xd, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, xd, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	if err := s.Check(x); err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package experiments
 
 import (
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
 	"github.com/tsim-dev/tsim/analysis"
-	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/simmode"
@@ -22,14 +20,7 @@ import (
 // sweep order, with their sweep values.
 func sweepRuns(t *testing.T, file string, keep func(x float64) bool, variants ...string) map[string][]sweepRun {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	want := map[string]bool{}
 	for _, v := range variants {
 		want[v] = true

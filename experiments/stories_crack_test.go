@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"os"
 	"reflect"
 	"testing"
 
@@ -17,14 +16,7 @@ import (
 // which these tests do not read.
 func runVariant(t *testing.T, file, variant string, params ...format.Param) *results.Run {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	sc, err := x.ScenarioWith(variant, params, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -209,14 +201,7 @@ func TestStoryCountersConcurrent(t *testing.T) {
 func TestCrackThrottlingAsReportedSweep(t *testing.T) {
 	const file = "crack-throttling-as-reported-sweep.toml"
 	ten := storyTopology(t, "crack-throttling-as-reported.toml", "misconfigured")
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	sc, err := x.ScenarioWith("base", []format.Param{{Key: "tier.web.calls.connection_limit_code", Value: "10"}}, nil)
 	if err != nil {
 		t.Fatal(err)

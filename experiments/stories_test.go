@@ -6,11 +6,9 @@ package experiments
 
 import (
 	"math"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/tsim-dev/tsim/format"
 	"github.com/tsim-dev/tsim/model"
 	"github.com/tsim-dev/tsim/results"
 	"github.com/tsim-dev/tsim/simmode"
@@ -20,14 +18,7 @@ import (
 // file's seed, optionally shortening the run.
 func runStory(t *testing.T, file string, duration time.Duration) map[string]*results.Run {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	out := map[string]*results.Run{}
 	for i := 0; i < x.NumScenarios(); i++ {
 		sc, err := x.Scenario(i)
@@ -53,14 +44,7 @@ func runStory(t *testing.T, file string, duration time.Duration) map[string]*res
 // storyTopology compiles one variant of an experiment file.
 func storyTopology(t *testing.T, file, variant string) model.Topology {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := format.LoadExperiment(file, data, os.ReadFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := loadStory(t, file)
 	for i := 0; i < x.NumScenarios(); i++ {
 		sc, err := x.Scenario(i)
 		if err != nil {
